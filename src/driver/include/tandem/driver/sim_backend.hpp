@@ -1,0 +1,127 @@
+// tandem/driver/sim_backend.hpp — the simulated device.
+//
+// A second implementation of the driver surface on host memory and host
+// threads (spec/scenario-format.md §5). It is not a shortcut: every stream is
+// an in-order queue run by its own worker thread, so submitted work completes
+// later, on another thread, concurrently across streams. Kernels run their
+// host references (KernelSymbol::host).
+//
+// It also checks the runtime from below:
+//   - memory of a freed allocation is poisoned; any operation that touches an
+//     address that is no longer allocated, or a free of memory an operation on
+//     another stream is still using, is a `use_after_free` violation;
+//   - two operations on different streams that run at the same time on
+//     overlapping bytes, at least one writing, are an `unordered_conflict`.
+// Violations are recorded, never thrown.
+//
+//   SimConfig cfg; cfg.memory_bytes = 64 << 20;
+//   SimBackend sim(cfg);
+//   sim.set_stream_delay(stream, std::chrono::microseconds(500));
+//   sim.arm_completion_unknown(stream);   // next event recorded on it fails
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tandem/driver/backend.hpp"
+
+namespace tandem::driver {
+
+struct SimConfig {
+  std::size_t memory_bytes = std::size_t{1} << 30;  // capacity of each device
+  int devices = 1;
+};
+
+struct Violation {
+  enum class Kind : std::uint8_t { use_after_free, unordered_conflict };
+  Kind kind = Kind::use_after_free;
+  std::string detail;  // addresses, byte ranges, streams, operations involved
+};
+
+[[nodiscard]] const char* violation_kind_name(Violation::Kind k) noexcept;
+
+class SimBackend final : public Backend {
+ public:
+  explicit SimBackend(SimConfig config = {});
+  ~SimBackend() override;  // joins the worker threads (drains their queues)
+
+  // --- Backend ---------------------------------------------------------------
+  std::string_view name() const noexcept override { return "sim"; }
+  std::string driver_version() const override;
+  std::string describe(const Result& r) const override;
+  Result device_count(int& out) noexcept override;
+  Result device_info(int ordinal, DeviceInfo& out) noexcept override;
+  Result primary_context_retain(int ordinal, ContextHandle& out) noexcept override;
+  Result primary_context_release(int ordinal) noexcept override;
+  Result context_create(int ordinal, ContextHandle& out) noexcept override;
+  Result context_destroy(ContextHandle ctx) noexcept override;
+  Result context_device(ContextHandle ctx, int& ordinal) noexcept override;
+  Result stream_create(ContextHandle ctx, StreamHandle& out) noexcept override;
+  Result stream_destroy(ContextHandle ctx, StreamHandle s) noexcept override;
+  Result stream_synchronize(ContextHandle ctx, StreamHandle s) noexcept override;
+  Result stream_query(ContextHandle ctx, StreamHandle s) noexcept override;
+  Result event_create(ContextHandle ctx, EventHandle& out) noexcept override;
+  Result event_destroy(ContextHandle ctx, EventHandle e) noexcept override;
+  Result event_record(ContextHandle ctx, EventHandle e, StreamHandle s) noexcept override;
+  Result event_query(ContextHandle ctx, EventHandle e) noexcept override;
+  Result event_synchronize(ContextHandle ctx, EventHandle e) noexcept override;
+  Result stream_wait_event(ContextHandle ctx, StreamHandle s, EventHandle e) noexcept override;
+  Result pool_create(ContextHandle ctx, PoolHandle& out) noexcept override;
+  Result pool_destroy(ContextHandle ctx, PoolHandle p) noexcept override;
+  Result pool_trim(ContextHandle ctx, PoolHandle p, std::size_t keep_bytes) noexcept override;
+  Result mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t bytes, StreamHandle s,
+                         DevicePtr& out) noexcept override;
+  Result mem_free_async(ContextHandle ctx, DevicePtr ptr, StreamHandle s) noexcept override;
+  Result mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& out) noexcept override;
+  Result mem_free(ContextHandle ctx, DevicePtr ptr) noexcept override;
+  Result mem_info(ContextHandle ctx, std::size_t& free_bytes,
+                  std::size_t& total_bytes) noexcept override;
+  Result memcpy_async(ContextHandle ctx, DevicePtr dst, DevicePtr src, std::size_t bytes,
+                      StreamHandle s) noexcept override;
+  Result upload_async(ContextHandle ctx, DevicePtr dst, const void* src, std::size_t bytes,
+                      StreamHandle s) noexcept override;
+  Result download_async(ContextHandle ctx, void* dst, DevicePtr src, std::size_t bytes,
+                        StreamHandle s) noexcept override;
+  Result memset8_async(ContextHandle ctx, DevicePtr dst, std::uint8_t value, std::size_t count,
+                       StreamHandle s) noexcept override;
+  Result kernel_function(ContextHandle ctx, const KernelSymbol& symbol,
+                         FunctionHandle& out) noexcept override;
+  Result launch(const LaunchRequest& request) noexcept override;
+  Result capture_begin(ContextHandle ctx, StreamHandle s) noexcept override;
+  Result capture_end(ContextHandle ctx, StreamHandle s, GraphHandle& out) noexcept override;
+  Result graph_launch(ContextHandle ctx, GraphHandle g, StreamHandle s) noexcept override;
+  Result graph_destroy(ContextHandle ctx, GraphHandle g) noexcept override;
+
+  // --- simulation controls (thread-safe) ------------------------------------
+  // Every operation later enqueued on `s` takes at least `delay` before it
+  // completes (it stays "running" for that long, so overlaps are observed).
+  void set_stream_delay(StreamHandle s, std::chrono::microseconds delay);
+  // The next event recorded on `s` reports Status::completion_unknown when
+  // queried or synchronized. Until that event has been queried once, every
+  // later event recorded on `s` also reports completion_unknown (the error is
+  // pending on the stream); after that they report normally. So a runtime
+  // that checks only its newest event still learns of the fault, and one that
+  // then walks its events oldest-first attributes it to the right one.
+  void arm_completion_unknown(StreamHandle s);
+  // The n-th allocation call from now (1 = the next one; mem_alloc_async and
+  // mem_alloc both count) fails with out_of_memory. 0 disarms.
+  void fail_nth_alloc(std::uint64_t n);
+  [[nodiscard]] std::vector<Violation> violations() const;
+  [[nodiscard]] std::uint64_t violation_count() const noexcept;
+  // Live device allocations and their bytes, per the sim's own accounting.
+  [[nodiscard]] std::uint64_t live_allocations() const noexcept;
+  [[nodiscard]] std::uint64_t live_bytes() const noexcept;
+
+  // Poison byte written over freed memory.
+  static constexpr std::uint8_t kPoison = 0xDB;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tandem::driver
