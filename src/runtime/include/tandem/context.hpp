@@ -1,0 +1,72 @@
+// tandem/context.hpp — one device's driver context, owned or borrowed.
+//
+//   tandem::Context ctx = tandem::Context::create(platform.device(0));
+//   tandem::Context mine = tandem::Context::borrow(dev, foreign_ctx, keep_alive);
+//
+// Owned: retains the device's primary context and releases it when the last
+// user (handle, stream, allocation, submission) is gone. Borrowed: wraps a
+// context made by someone else and never releases it; `keep_alive` is held
+// until then. Streams, allocations, submissions and graphs keep their
+// Context alive. Copying a Context shares it.
+//
+// The context's conflict policy decides what happens when a submission's
+// access conflicts with a lease held on another stream (spec/runtime.md §4):
+// `order` makes the new work wait on the device, `reject` throws.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "tandem/detail/ref.hpp"
+#include "tandem/device.hpp"
+#include "tandem/stats.hpp"
+
+namespace tandem {
+
+namespace detail {
+struct ContextState;
+}
+
+enum class ConflictPolicy : std::uint8_t { order, reject };
+
+struct ContextOptions {
+  ConflictPolicy conflict_policy = ConflictPolicy::order;
+};
+
+class Context {
+ public:
+  // Sync. Throws Error(driver) if the driver refuses the context.
+  static Context create(const Device& device, const ContextOptions& options = {});
+  // Sync. `handle` must be a live context of `device`; it is never released.
+  static Context borrow(const Device& device, driver::ContextHandle handle,
+                        std::shared_ptr<void> keep_alive = {}, const ContextOptions& options = {});
+
+  [[nodiscard]] Device device() const;
+  [[nodiscard]] std::uint64_t id() const noexcept;
+  [[nodiscard]] bool owned() const noexcept;
+  [[nodiscard]] ConflictPolicy conflict_policy() const noexcept;
+  [[nodiscard]] driver::ContextHandle native() const noexcept;
+
+  // Lock-free reads of the context's counters (a consistent-enough snapshot:
+  // each counter is exact, the set is not taken atomically).
+  [[nodiscard]] RuntimeStats stats() const;
+  // Sync: the driver's free/total figure for this context's device.
+  [[nodiscard]] MemoryInfo memory_info() const;
+  // Sync: waits for the runtime's own frees to reach the device, then returns
+  // the pool's cached memory to it. Use before a device free-memory baseline.
+  void trim() const;
+  // Blocks until everything submitted on this context before the call has
+  // retired or been quarantined (quarantined work never retires, so it counts
+  // as settled), or until `timeout` passes: returns false then.
+  bool wait_for_retirement(std::chrono::nanoseconds timeout) const;
+
+  explicit Context(detail::Ref<detail::ContextState> s) noexcept : s_(std::move(s)) {}
+  [[nodiscard]] detail::ContextState* state() const noexcept { return s_.get(); }
+  friend bool operator==(const Context& a, const Context& b) noexcept { return a.s_ == b.s_; }
+
+ private:
+  detail::Ref<detail::ContextState> s_;
+};
+
+}  // namespace tandem

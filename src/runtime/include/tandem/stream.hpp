@@ -1,0 +1,66 @@
+// tandem/stream.hpp — an in-order work queue on one context.
+//
+//   tandem::Stream s = tandem::Stream::create(ctx);      // owned
+//   tandem::Stream b = tandem::Stream::borrow(ctx, raw);  // someone else's
+//
+// Both programming models submit to the same Stream type. Copying a Stream
+// shares it; dropping the last copy never waits: work still pending on it
+// retires normally, its leases stay in force, and the runtime destroys an
+// owned driver stream once that work has retired. A borrowed driver stream is
+// never destroyed by tandem; its owner must keep it alive until the work
+// tandem submitted on it has retired (wait_for_retirement).
+//
+// StreamRef is the non-owning form: cheap to pass, keeps nothing alive.
+#pragma once
+
+#include <cstdint>
+
+#include "tandem/context.hpp"
+#include "tandem/detail/ref.hpp"
+
+namespace tandem {
+
+namespace detail {
+struct StreamState;
+}
+
+class Stream;
+
+class StreamRef {
+ public:
+  StreamRef(const Stream& s) noexcept;  // NOLINT(google-explicit-constructor): a borrow
+  explicit StreamRef(detail::StreamState* s) noexcept : s_(s) {}
+  [[nodiscard]] std::uint64_t id() const noexcept;
+  [[nodiscard]] driver::StreamHandle native() const noexcept;
+  [[nodiscard]] detail::StreamState* state() const noexcept { return s_; }
+
+ private:
+  detail::StreamState* s_;
+};
+
+class Stream {
+ public:
+  // Sync. Creates a non-blocking driver stream. Throws Error(driver).
+  static Stream create(const Context& ctx);
+  // Sync. Wraps a driver stream of `ctx` that tandem will never destroy.
+  static Stream borrow(const Context& ctx, driver::StreamHandle handle);
+
+  [[nodiscard]] std::uint64_t id() const noexcept;
+  [[nodiscard]] bool owned() const noexcept;
+  [[nodiscard]] driver::StreamHandle native() const noexcept;
+  [[nodiscard]] Context context() const;
+  // Blocks until all work on the stream is done on the device (does not wait
+  // for retirement). Throws Error(driver).
+  void synchronize() const;
+
+  explicit Stream(detail::Ref<detail::StreamState> s) noexcept : s_(std::move(s)) {}
+  [[nodiscard]] detail::StreamState* state() const noexcept { return s_.get(); }
+  friend bool operator==(const Stream& a, const Stream& b) noexcept { return a.s_ == b.s_; }
+
+ private:
+  detail::Ref<detail::StreamState> s_;
+};
+
+inline StreamRef::StreamRef(const Stream& s) noexcept : s_(s.state()) {}
+
+}  // namespace tandem

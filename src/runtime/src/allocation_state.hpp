@@ -1,0 +1,139 @@
+// allocation_state.hpp — one device byte range, its identity, its counters
+// and its lease tracker (spec/runtime.md §2, §4, §5).
+//
+// Three counters, packed into ONE atomic word:
+//   bits  0..23  views   — user-visible handles (buffers, slices, tensors...)
+//   bits 24..39  graphs  — graphs that captured work touching it
+//   bits 40..63  leases  — accesses of submissions not yet proven complete
+// is_unique() reads views and graphs from one load; retirement only ever
+// changes the lease field. So no interleaving with retirement can make a
+// unique allocation look aliased or the reverse (the upstream bug was one
+// shared count doing two jobs). Whoever moves the word to zero frees, and
+// because it is one word that decision is a single atomic step: never both,
+// never neither.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "tandem/detail/locks.hpp"
+#include "tandem/detail/small_vector.hpp"
+#include "tandem/driver/types.hpp"
+
+namespace tandem::detail {
+
+struct ContextState;
+struct Lease;
+
+enum class Origin : std::uint8_t {
+  runtime,  // from the context's stream-ordered pool
+  foreign,  // made elsewhere, adopted with an owner object
+  empty,    // zero bytes: no driver allocation, no driver free, ever
+};
+
+class AllocationState {
+ public:
+  static constexpr std::uint64_t kView = 1;
+  static constexpr std::uint64_t kGraph = std::uint64_t{1} << 24;
+  static constexpr std::uint64_t kLease = std::uint64_t{1} << 40;
+  static constexpr std::uint64_t kMaxViews = (std::uint64_t{1} << 24) - 1;
+  static constexpr std::uint64_t kMaxGraphs = (std::uint64_t{1} << 16) - 1;
+  static constexpr std::uint64_t kMaxLeases = (std::uint64_t{1} << 24) - 1;
+
+  // A new allocation with one view (the caller's) and no leases. Takes a
+  // reference on `ctx`. `owner` (foreign only) is run exactly once, after
+  // the memory is no longer used.
+  static AllocationState* create(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
+                                 Origin origin, std::function<void()> owner = {});
+
+  // --- counters (all lock-free) ----------------------------------------------
+  // The caller must already hold a view, lease or graph reference (counts
+  // never rise from zero). Throw Error(unsupported) on counter overflow.
+  void add_view();
+  void add_graph();
+  void add_leases(std::uint32_t n);
+  // May free the memory / release the owner on the calling thread; never
+  // call with a runtime lock held.
+  void drop_view() noexcept { drop(kView); }
+  void drop_graph() noexcept { drop(kGraph); }
+  void drop_leases(std::uint32_t n) noexcept { drop(kLease * n); }
+
+  [[nodiscard]] bool is_unique() const noexcept {
+    const std::uint64_t w = counts_.load(std::memory_order_acquire);
+    return views_of(w) == 1 && graphs_of(w) == 0;
+  }
+  [[nodiscard]] std::uint64_t views() const noexcept { return views_of(load()); }
+  [[nodiscard]] std::uint64_t graphs() const noexcept { return graphs_of(load()); }
+  [[nodiscard]] std::uint64_t leases_count() const noexcept { return load() >> 40; }
+
+  // --- weak observers (a record outlives its memory while observed) ---------
+  void add_record_ref() noexcept { record_refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release_record_ref() noexcept;
+
+  // Retained forever: a submission touching it has unknown completion.
+  void mark_quarantined() noexcept;
+
+  [[nodiscard]] bool freed() const noexcept { return freed_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool quarantined() const noexcept {
+    return quarantined_.load(std::memory_order_acquire);
+  }
+  [[nodiscard]] bool owner_released() const noexcept {
+    return owner_released_.load(std::memory_order_acquire);
+  }
+
+  const std::uint64_t id;
+  ContextState* const ctx;  // strong reference, dropped after the memory is freed
+  const driver::DevicePtr base;
+  const std::uint64_t bytes;
+  const Origin origin;
+
+  // The lease tracker: leases of pending submissions on this allocation.
+  SpinLock tracker_lock;
+  SmallVector<Lease*, 2> leases TANDEM_GUARDED_BY(tracker_lock);
+
+ private:
+  AllocationState(std::uint64_t id, ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
+                  Origin origin, std::function<void()> owner);
+  ~AllocationState() = default;
+
+  static std::uint64_t views_of(std::uint64_t w) noexcept { return w & kMaxViews; }
+  static std::uint64_t graphs_of(std::uint64_t w) noexcept { return (w >> 24) & kMaxGraphs; }
+  std::uint64_t load() const noexcept { return counts_.load(std::memory_order_acquire); }
+  void add(std::uint64_t unit, std::uint64_t field_max, int shift, const char* what);
+  void drop(std::uint64_t amount) noexcept {
+    if (counts_.fetch_sub(amount, std::memory_order_acq_rel) == amount) last_use_gone();
+  }
+  void last_use_gone() noexcept;
+
+  std::atomic<std::uint64_t> counts_;
+  std::atomic<std::uint32_t> record_refs_{1};  // 1 = "the memory is alive"
+  std::atomic<bool> freed_{false};
+  std::atomic<bool> quarantined_{false};
+  std::atomic<bool> owner_released_{false};
+  std::function<void()> owner_;
+};
+
+// A weak handle on an allocation record: lets a caller ask "freed yet?" after
+// every view is gone (the scenario executor's `check freed`).
+class AllocationObserver {
+ public:
+  AllocationObserver() = default;
+  explicit AllocationObserver(AllocationState* a) noexcept : a_(a) {
+    if (a_) a_->add_record_ref();
+  }
+  AllocationObserver(const AllocationObserver& o) noexcept : AllocationObserver(o.a_) {}
+  AllocationObserver& operator=(AllocationObserver o) noexcept {
+    std::swap(a_, o.a_);
+    return *this;
+  }
+  ~AllocationObserver() {
+    if (a_) a_->release_record_ref();
+  }
+  [[nodiscard]] const AllocationState* get() const noexcept { return a_; }
+
+ private:
+  AllocationState* a_ = nullptr;
+};
+
+}  // namespace tandem::detail

@@ -1,0 +1,141 @@
+#include "context_state.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "ids.hpp"
+#include "stream_state.hpp"
+#include "submission.hpp"
+
+namespace tandem::detail {
+
+namespace {
+thread_local const unsigned t_shard = [] {
+  static std::atomic<unsigned> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed) % 16;
+}();
+}  // namespace
+
+void ShardedCounter::add(std::uint64_t n) noexcept {
+  shards_[t_shard].v.fetch_add(n, std::memory_order_relaxed);
+}
+
+std::uint64_t ShardedCounter::sum() const noexcept {
+  std::uint64_t total = 0;
+  for (const Shard& s : shards_) total += s.v.load(std::memory_order_relaxed);
+  return total;
+}
+
+ContextState::ContextState(PlatformState& platform_, int ordinal_, std::uint64_t id_, bool owned_,
+                           ConflictPolicy policy_, driver::ContextHandle handle_)
+    : platform(&platform_), ordinal(ordinal_), id(id_), owned(owned_), policy(policy_),
+      handle(handle_), functions_(new std::atomic<void*>[kFunctionSlots]) {
+  platform_.add_ref();
+  for (std::size_t i = 0; i < kFunctionSlots; ++i) functions_[i].store(nullptr);
+}
+
+ContextState* ContextState::create(PlatformState& platform, int ordinal,
+                                   driver::ContextHandle borrowed, std::shared_ptr<void> keep_alive,
+                                   ConflictPolicy policy) {
+  driver::Backend& b = *platform.backend;
+  const bool owned = !borrowed;
+  driver::ContextHandle handle = borrowed;
+  const std::string where = " for device " + std::to_string(ordinal);
+  if (owned) {
+    const driver::Result r = b.primary_context_retain(ordinal, handle);
+    if (!r.ok()) throw Error(ErrorCode::driver, "retaining the primary context" + where + ": " + b.describe(r));
+  }
+  auto* c = new ContextState(platform, ordinal, next_id(IdKind::context), owned, policy, handle);
+  c->keep_alive = std::move(keep_alive);
+  // From here on the destructor undoes whatever was set up.
+  try {
+    c->check(b.pool_create(handle, c->pool), "creating the memory pool" + where);
+    c->check(b.stream_create(handle, c->free_stream), "creating the internal free stream" + where);
+  } catch (...) {
+    c->release();
+    throw;
+  }
+  return c;
+}
+
+ContextState::~ContextState() {
+  driver::Backend& b = backend();
+  // Everything made in this context is gone (they all hold references), so
+  // nothing pending uses the pool or the free stream; neither call waits.
+  if (free_stream) (void)b.stream_destroy(handle, free_stream);
+  if (pool) (void)b.pool_destroy(handle, pool);
+  if (owned) (void)b.primary_context_release(ordinal);
+  keep_alive.reset();  // a borrowed context's owner object, released last
+  platform->release();
+}
+
+driver::FunctionHandle ContextState::function(const driver::KernelSymbol& symbol) {
+  const std::uint32_t slot = symbol.cache_slot();
+  std::atomic<void*>* cell = slot < kFunctionSlots ? &functions_[slot] : nullptr;
+  if (cell) {
+    if (void* f = cell->load(std::memory_order_acquire)) return driver::FunctionHandle{f};
+  }
+  driver::FunctionHandle f;
+  const driver::Result r = backend().kernel_function(handle, symbol, f);
+  if (!r.ok()) {
+    fail(r, r.status == driver::Status::not_supported ? ErrorCode::unsupported : ErrorCode::driver,
+         std::string("resolving kernel '") + symbol.name + "' in context " + std::to_string(id));
+  }
+  if (cell) cell->store(f.raw, std::memory_order_release);
+  return f;
+}
+
+void ContextState::free_memory(driver::DevicePtr ptr, std::uint64_t /*bytes*/) noexcept {
+  // The GPU is proven done with the memory, so no stream ordering is needed:
+  // the internal free stream is idle and the pool can reuse it at once.
+  (void)backend().mem_free_async(handle, ptr, free_stream);
+}
+
+void ContextState::fail(const driver::Result& r, ErrorCode code, const std::string& what) const {
+  throw Error(code, what + ": " + backend().describe(r));
+}
+
+void ContextState::add_stream(StreamState* s) {
+  Guard g(mu_);
+  streams_.push_back(s);
+}
+
+void ContextState::remove_stream(StreamState* s) {
+  Guard g(mu_);
+  retired_by_gone_streams_ += s->retired.load(std::memory_order_relaxed);
+  submitted_by_gone_streams_ += s->user_submitted.load(std::memory_order_relaxed);
+  std::erase(streams_, s);
+}
+
+void ContextState::keep_quarantined(Submission* s) {
+  Guard g(mu_);
+  quarantine_.push_back(s);
+}
+
+RuntimeStats ContextState::stats() const {
+  RuntimeStats st;
+  st.live_allocations = live_allocations.load(std::memory_order_relaxed);
+  st.live_bytes = live_bytes.load(std::memory_order_relaxed);
+  st.quarantined_allocations = quarantined_allocations.load(std::memory_order_relaxed);
+  st.quarantined_bytes = quarantined_bytes.load(std::memory_order_relaxed);
+  st.foreign_owners_unreleased = foreign_unreleased.load(std::memory_order_relaxed);
+  st.allocations_total = allocations_total.load(std::memory_order_relaxed);
+  st.frees_total = frees_total.load(std::memory_order_relaxed);
+  st.uniqueness_checks = uniqueness_checks.sum();
+  Guard g(mu_);
+  st.quarantined_submissions = quarantine_.size();
+  st.retired_submissions = retired_by_gone_streams_;
+  st.submissions_total = submitted_by_gone_streams_;
+  st.streams = streams_.size();
+  for (const StreamState* s : streams_) {
+    const std::uint64_t submitted = s->user_submitted.load(std::memory_order_acquire);
+    const std::uint64_t settled = s->user_settled.load(std::memory_order_acquire);
+    st.pending_submissions += submitted > settled ? submitted - settled : 0;
+    st.active_leases += s->leases_held.load(std::memory_order_relaxed);
+    st.retired_submissions += s->retired.load(std::memory_order_relaxed);
+    st.submissions_total += submitted;
+  }
+  return st;
+}
+
+}  // namespace tandem::detail

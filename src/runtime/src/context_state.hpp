@@ -1,0 +1,94 @@
+// context_state.hpp — what a Context shares with everything made in it.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platform_state.hpp"
+#include "tandem/context.hpp"
+#include "tandem/detail/locks.hpp"
+#include "tandem/errors.hpp"
+
+namespace tandem::detail {
+
+struct StreamState;
+struct Submission;
+
+// A counter many threads bump: sharded so they do not share a cache line.
+class ShardedCounter {
+ public:
+  void add(std::uint64_t n = 1) noexcept;
+  [[nodiscard]] std::uint64_t sum() const noexcept;
+
+ private:
+  struct alignas(64) Shard {
+    std::atomic<std::uint64_t> v{0};
+  };
+  std::array<Shard, 16> shards_;
+};
+
+struct ContextState {
+  static ContextState* create(PlatformState& platform, int ordinal, driver::ContextHandle borrowed,
+                              std::shared_ptr<void> keep_alive, ConflictPolicy policy);
+
+  void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  driver::Backend& backend() const noexcept { return *platform->backend; }
+  // The resolved device function for `symbol` in this context (cached).
+  driver::FunctionHandle function(const driver::KernelSymbol& symbol);
+  // Returns runtime-pool memory to the driver after the GPU is proven done
+  // with it: stream-ordered on the internal free stream, never blocking.
+  void free_memory(driver::DevicePtr ptr, std::uint64_t bytes) noexcept;
+  // Throws Error(code) with the driver's description appended.
+  [[noreturn]] void fail(const driver::Result& r, ErrorCode code, const std::string& what) const;
+  void check(const driver::Result& r, const std::string& what) const {
+    if (!r.ok()) fail(r, ErrorCode::driver, what);
+  }
+
+  void add_stream(StreamState* s);
+  void remove_stream(StreamState* s);
+  void keep_quarantined(Submission* s);
+  RuntimeStats stats() const;
+
+  std::atomic<std::uint32_t> refs{1};
+  PlatformState* const platform;  // strong reference
+  const int ordinal;
+  const std::uint64_t id;
+  const bool owned;
+  const ConflictPolicy policy;
+  const driver::ContextHandle handle;
+  driver::PoolHandle pool;
+  driver::StreamHandle free_stream;  // internal: frees and nothing else
+  std::shared_ptr<void> keep_alive;
+
+  std::atomic<std::uint64_t> live_allocations{0};
+  std::atomic<std::uint64_t> live_bytes{0};
+  std::atomic<std::uint64_t> quarantined_allocations{0};
+  std::atomic<std::uint64_t> quarantined_bytes{0};
+  std::atomic<std::uint64_t> foreign_unreleased{0};
+  std::atomic<std::uint64_t> allocations_total{0};
+  std::atomic<std::uint64_t> frees_total{0};
+  ShardedCounter uniqueness_checks;
+
+ private:
+  ContextState(PlatformState& platform, int ordinal, std::uint64_t id, bool owned,
+               ConflictPolicy policy, driver::ContextHandle handle);
+  ~ContextState();
+
+  static constexpr std::size_t kFunctionSlots = 4096;
+  std::unique_ptr<std::atomic<void*>[]> functions_;
+  mutable Mutex mu_;
+  std::vector<StreamState*> streams_ TANDEM_GUARDED_BY(mu_);
+  std::vector<Submission*> quarantine_ TANDEM_GUARDED_BY(mu_);  // retained forever
+  std::uint64_t retired_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
+  std::uint64_t submitted_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tandem::detail

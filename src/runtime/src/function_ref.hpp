@@ -1,0 +1,28 @@
+// function_ref.hpp — a non-owning reference to a callable (no allocation,
+// one indirect call): how the submit path takes "the driver call to make".
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+namespace tandem::detail {
+
+template <class Sig>
+class FunctionRef;
+
+template <class R, class... A>
+class FunctionRef<R(A...)> {
+ public:
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef>)
+  FunctionRef(F&& f) noexcept  // NOLINT(google-explicit-constructor)
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o, A... a) -> R { return (*static_cast<std::remove_reference_t<F>*>(o))(std::forward<A>(a)...); }) {}
+  R operator()(A... a) const { return call_(obj_, std::forward<A>(a)...); }
+
+ private:
+  void* obj_;
+  R (*call_)(void*, A...);
+};
+
+}  // namespace tandem::detail

@@ -1,0 +1,14 @@
+// ids.hpp — process-unique identities (never reused in a process).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace tandem::detail {
+
+enum class IdKind : std::uint8_t { allocation, submission, stream, context, graph };
+
+// Ids start at 1; 0 means "none".
+std::uint64_t next_id(IdKind kind) noexcept;
+
+}  // namespace tandem::detail

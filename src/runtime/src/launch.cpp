@@ -1,0 +1,201 @@
+#include "tandem/launch.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "allocation_state.hpp"
+#include "context_state.hpp"
+#include "stream_state.hpp"
+#include "submit.hpp"
+#include "tandem/errors.hpp"
+#include "view_factory.hpp"
+
+namespace tandem {
+
+namespace {
+
+using detail::AccessRequest;
+
+detail::StreamState& stream_of(StreamRef s) {
+  if (!s.state()) throw Error(ErrorCode::invalid_handle, "submission on an empty stream handle");
+  return *s.state();
+}
+
+// The lease an access of `v` takes; Error(device_mismatch) if `v` belongs to
+// another context than the stream's. Returns false for an empty range.
+bool request_for(const detail::StreamState& s, const View& v, driver::AccessMode mode,
+                 AccessRequest& out, const char* what) {
+  if (!v.valid()) {
+    throw Error(ErrorCode::invalid_handle, std::string(what) + " with an empty or moved-from view");
+  }
+  detail::AllocationState* a = v.allocation();
+  if (a->ctx != s.ctx) {
+    throw Error(ErrorCode::device_mismatch,
+                std::string(what) + " on stream " + std::to_string(s.id) + " (context " +
+                    std::to_string(s.ctx->id) + ", device " + std::to_string(s.ctx->ordinal) +
+                    ") with a view of allocation " + std::to_string(a->id) + " from context " +
+                    std::to_string(a->ctx->id) + " (device " + std::to_string(a->ctx->ordinal) + ")");
+  }
+  const std::uint64_t bytes = v.extent_bytes();
+  if (bytes == 0) return false;
+  out = AccessRequest{a, v.byte_offset(), bytes, mode, false};
+  return true;
+}
+
+void require_contiguous(const View& v, const char* what) {
+  if (!v.is_contiguous()) {
+    throw Error(ErrorCode::non_contiguous, std::string(what) + " needs a contiguous view; allocation " +
+                                               std::to_string(v.allocation_id()) + " is viewed with strides");
+  }
+}
+
+LaunchFuture finish(detail::StreamState& s, detail::SubmitSpec& spec) {
+  return LaunchFuture(detail::submit(s, spec));
+}
+
+}  // namespace
+
+driver::AccessMode lease_mode(Access a, bool view_is_atomic) noexcept {
+  if (view_is_atomic) return driver::AccessMode::write;
+  switch (a) {
+    case Access::read: return driver::AccessMode::read;
+    case Access::write: return driver::AccessMode::write;
+    case Access::read_write: return driver::AccessMode::read_write;
+    case Access::atomic: return driver::AccessMode::write;
+  }
+  return driver::AccessMode::read_write;
+}
+
+LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
+                    const driver::LaunchDims& dims, void** params,
+                    std::span<const ViewAccess> accesses) {
+  detail::StreamState& s = stream_of(stream);
+  detail::SmallVector<AccessRequest, 6> reqs;
+  detail::SmallVector<driver::Access, 6> declared;
+  for (const ViewAccess& va : accesses) {
+    AccessRequest r;
+    const driver::AccessMode mode = lease_mode(va.access, va.view && va.view->valid() && va.view->is_atomic());
+    if (!request_for(s, *va.view, mode, r, symbol.name)) continue;
+    reqs.push_back(r);
+    declared.push_back(driver::Access{r.alloc->base + r.offset, r.bytes, r.mode});
+  }
+  const driver::FunctionHandle f = s.ctx->function(symbol);
+  driver::Backend& b = s.ctx->backend();
+  driver::LaunchRequest req{s.ctx->handle, f, &symbol, dims, {}, params, declared.data(),
+                            static_cast<std::uint32_t>(declared.size())};
+  auto enqueue = [&](driver::StreamHandle h) {
+    req.stream = h;
+    return b.launch(req);
+  };
+  detail::SubmitSpec spec{detail::SubmissionKind::kernel, reqs.data(),
+                          static_cast<std::uint32_t>(reqs.size()), enqueue, symbol.name, {}, true};
+  return finish(s, spec);
+}
+
+LaunchFuture copy(StreamRef stream, const View& src, const View& dst) {
+  detail::StreamState& s = stream_of(stream);
+  AccessRequest reqs[2];
+  std::uint32_t n = 0;
+  n += request_for(s, src, driver::AccessMode::read, reqs[n], "copy") ? 1 : 0;
+  n += request_for(s, dst, driver::AccessMode::write, reqs[n], "copy") ? 1 : 0;
+  require_contiguous(src, "copy");
+  require_contiguous(dst, "copy");
+  const std::uint64_t bytes = src.extent_bytes();
+  if (bytes != dst.extent_bytes()) {
+    throw Error(ErrorCode::out_of_range, "copy of " + std::to_string(bytes) + " bytes from allocation " +
+                                             std::to_string(src.allocation_id()) + " into " +
+                                             std::to_string(dst.extent_bytes()) + " bytes of allocation " +
+                                             std::to_string(dst.allocation_id()));
+  }
+  driver::Backend& b = s.ctx->backend();
+  const driver::DevicePtr from = bytes ? src.device_ptr() : 0, to = bytes ? dst.device_ptr() : 0;
+  auto enqueue = [&](driver::StreamHandle h) {
+    return bytes ? b.memcpy_async(s.ctx->handle, to, from, bytes, h) : driver::kOk;
+  };
+  detail::SubmitSpec spec{detail::SubmissionKind::copy, reqs, n, enqueue, "copy", {}, true};
+  return finish(s, spec);
+}
+
+LaunchFuture memset_bytes(StreamRef stream, const View& dst, std::uint8_t value) {
+  detail::StreamState& s = stream_of(stream);
+  AccessRequest req;
+  const std::uint32_t n = request_for(s, dst, driver::AccessMode::write, req, "memset") ? 1 : 0;
+  require_contiguous(dst, "memset");
+  driver::Backend& b = s.ctx->backend();
+  auto enqueue = [&](driver::StreamHandle h) {
+    return n ? b.memset8_async(s.ctx->handle, dst.device_ptr(), value, req.bytes, h) : driver::kOk;
+  };
+  detail::SubmitSpec spec{detail::SubmissionKind::memset, &req, n, enqueue, "memset", {}, true};
+  return finish(s, spec);
+}
+
+LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte> bytes) {
+  detail::StreamState& s = stream_of(stream);
+  AccessRequest req;
+  const std::uint32_t n = request_for(s, dst, driver::AccessMode::write, req, "upload") ? 1 : 0;
+  require_contiguous(dst, "upload");
+  const std::uint64_t want = dst.extent_bytes();
+  if (bytes.size() != want) {
+    throw Error(ErrorCode::out_of_range, "upload of " + std::to_string(bytes.size()) +
+                                             " bytes into a " + std::to_string(want) +
+                                             "-byte view of allocation " + std::to_string(dst.allocation_id()));
+  }
+  auto host = std::make_shared<std::vector<std::byte>>(bytes.begin(), bytes.end());
+  driver::Backend& b = s.ctx->backend();
+  auto enqueue = [&](driver::StreamHandle h) {
+    return n ? b.upload_async(s.ctx->handle, dst.device_ptr(), host->data(), want, h) : driver::kOk;
+  };
+  detail::SubmitSpec spec{detail::SubmissionKind::upload, &req, n, enqueue, "upload", host, true};
+  return finish(s, spec);
+}
+
+Download download(StreamRef stream, const View& src) {
+  detail::StreamState& s = stream_of(stream);
+  AccessRequest req;
+  const std::uint32_t n = request_for(s, src, driver::AccessMode::read, req, "download") ? 1 : 0;
+  require_contiguous(src, "download");
+  auto host = std::make_shared<std::vector<std::byte>>(src.extent_bytes());
+  driver::Backend& b = s.ctx->backend();
+  auto enqueue = [&](driver::StreamHandle h) {
+    return n ? b.download_async(s.ctx->handle, host->data(), src.device_ptr(), host->size(), h) : driver::kOk;
+  };
+  detail::SubmitSpec spec{detail::SubmissionKind::download, &req, n, enqueue, "download", host, true};
+  return Download(finish(s, spec), host);
+}
+
+std::vector<std::byte> Download::get(std::chrono::nanoseconds timeout) {
+  if (!future_.wait(timeout)) {
+    throw Error(ErrorCode::timeout, "download (submission " + std::to_string(future_.id()) +
+                                        ") did not retire in time");
+  }
+  if (future_.status() == SubmissionStatus::quarantined) {
+    throw Error(ErrorCode::driver, "download (submission " + std::to_string(future_.id()) +
+                                       "): completion unknown, its data cannot be trusted");
+  }
+  return std::move(*data_);
+}
+
+std::vector<std::byte> read_back(StreamRef stream, const View& src, std::chrono::nanoseconds timeout) {
+  if (src.is_contiguous()) return download(stream, src).get(timeout);
+  // A strided view: fetch the covering byte range, gather on the host.
+  src.allocation()->add_view();
+  const View extent = make_view(src.allocation(), DType::u8, src.byte_offset(), src.extent_bytes());
+  const std::vector<std::byte> raw = download(stream, extent).get(timeout);
+  const std::uint32_t size = src.element_size();
+  std::vector<std::byte> out(src.element_count() * size);
+  std::array<std::int64_t, kMaxRank> idx{};
+  const auto shape = src.shape();
+  const auto strides = src.strides();
+  for (std::uint64_t e = 0; e < src.element_count(); ++e) {
+    std::int64_t at = 0;
+    for (std::size_t k = 0; k < shape.size(); ++k) at += idx[k] * strides[k];
+    std::memcpy(out.data() + e * size, raw.data() + at * size, size);
+    for (std::size_t k = shape.size(); k-- > 0;) {  // row-major increment
+      if (++idx[k] < shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace tandem

@@ -1,0 +1,98 @@
+// retirement.hpp — the one background thread that proves submissions
+// complete and releases what they held (spec/runtime.md §6,
+// spec/design-notes.md "Completion and retirement").
+//
+// - Per stream, one driver query per sweep in the common case: the newest
+//   pending event; complete means the whole queue retires. Otherwise (or on
+//   an error) it walks from the oldest until the first incomplete event,
+//   attributing errors to the submission whose event reports them.
+// - Asleep on a condition variable while nothing is pending (no CPU); a
+//   submit wakes it only if it sleeps. While work is pending it polls: a short
+//   spin, then sleeps growing from 20 µs to 1 ms; a waiter makes it spin.
+// - Frees memory, releases foreign owners and destroys streams on its own
+//   thread, never inside a driver callback, never holding a runtime lock.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "tandem/detail/locks.hpp"
+
+namespace tandem::detail {
+
+struct StreamState;
+struct Submission;
+
+class Retirement {
+ public:
+  static Retirement& instance();
+
+  // Takes a reference on `s`; the stream is destroyed by this service.
+  void add_stream(StreamState* s);
+  // After queueing work: wakes the thread if it sleeps. Cheap otherwise.
+  void notify_submit() noexcept {
+    if (sleeping_.load(std::memory_order_seq_cst)) wake();
+  }
+  // A stream lost its last user handle.
+  void notify_released() noexcept {
+    dirty_.store(true, std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_seq_cst)) wake();
+  }
+
+  // Scope: streams whose context is `ctx` (or whose platform is `platform`;
+  // both null = every stream). Blocks until each has settled everything
+  // queued before the call, or until `deadline` (returns false).
+  bool wait_settled(const void* ctx, const void* platform,
+                    std::chrono::steady_clock::time_point deadline);
+  // Blocks until `s` is retired or quarantined, or until `deadline`.
+  bool wait_submission(const Submission& s, std::chrono::steady_clock::time_point deadline);
+
+  [[nodiscard]] bool on_retirement_thread() const noexcept {
+    return std::this_thread::get_id() == thread_id_;
+  }
+
+ private:
+  Retirement();
+  void run();
+  // Returns true if anything retired, was quarantined or destroyed.
+  bool sweep(std::vector<StreamState*>& streams, bool& any_pending);
+  bool sweep_stream(StreamState& s);
+  void settle(StreamState& s);
+  void snapshot(std::vector<StreamState*>& out);
+  bool anything_pending(const std::vector<StreamState*>& streams) const;
+  void pause_while_pending(unsigned& idle_rounds);
+  void sleep_until_woken(const std::vector<StreamState*>& streams);
+  void wake() noexcept;
+  void notify_waiters();
+  template <class Pred>
+  bool wait_until(std::chrono::steady_clock::time_point deadline, Pred pred);
+
+  Mutex mu_;
+  std::condition_variable cv_;
+  std::vector<StreamState*> streams_ TANDEM_GUARDED_BY(mu_);
+  std::uint64_t generation_ TANDEM_GUARDED_BY(mu_) = 0;
+  bool wake_ TANDEM_GUARDED_BY(mu_) = false;
+  // Retirement thread only.
+  std::uint64_t seen_generation_ = 0;
+  struct Outcome {
+    Submission* sub;
+    bool completed;  // false: completion unknown, quarantined
+  };
+  std::vector<Outcome> outcomes_;
+
+  std::atomic<bool> sleeping_{false};
+  std::atomic<bool> dirty_{false};
+  std::atomic<std::uint32_t> waiters_{0};
+
+  Mutex settled_mu_;
+  std::condition_variable settled_cv_;
+
+  std::thread::id thread_id_;
+  std::thread thread_;
+};
+
+}  // namespace tandem::detail

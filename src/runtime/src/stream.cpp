@@ -1,0 +1,33 @@
+#include "tandem/stream.hpp"
+
+#include "context_state.hpp"
+#include "stream_state.hpp"
+
+namespace tandem {
+
+std::uint64_t StreamRef::id() const noexcept { return s_->id; }
+driver::StreamHandle StreamRef::native() const noexcept { return s_->handle; }
+
+Stream Stream::create(const Context& ctx) {
+  detail::ContextState& c = *ctx.state();
+  driver::StreamHandle h;
+  c.check(c.backend().stream_create(c.handle, h), "creating a stream in context " + std::to_string(c.id));
+  return Stream(detail::Ref<detail::StreamState>::adopt(detail::StreamState::create(c, h, true)));
+}
+
+Stream Stream::borrow(const Context& ctx, driver::StreamHandle handle) {
+  if (!handle) throw Error(ErrorCode::invalid_handle, "borrowing a null stream handle");
+  return Stream(detail::Ref<detail::StreamState>::adopt(detail::StreamState::create(*ctx.state(), handle, false)));
+}
+
+std::uint64_t Stream::id() const noexcept { return s_->id; }
+bool Stream::owned() const noexcept { return s_->owned; }
+driver::StreamHandle Stream::native() const noexcept { return s_->handle; }
+Context Stream::context() const { return Context(detail::Ref<detail::ContextState>(s_->ctx)); }
+
+void Stream::synchronize() const {
+  s_->ctx->check(s_->ctx->backend().stream_synchronize(s_->ctx->handle, s_->handle),
+                 "synchronizing stream " + std::to_string(s_->id));
+}
+
+}  // namespace tandem

@@ -1,0 +1,42 @@
+// submit.hpp — the single path from "work + accesses" to a pending
+// submission with leases (spec/runtime.md §4; design-notes "Leases").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "function_ref.hpp"
+#include "submission.hpp"
+#include "tandem/driver/types.hpp"
+
+namespace tandem::detail {
+
+struct StreamState;
+
+struct AccessRequest {
+  AllocationState* alloc = nullptr;
+  std::uint64_t offset = 0;  // bytes from the allocation's start
+  std::uint64_t bytes = 0;   // > 0
+  driver::AccessMode mode = driver::AccessMode::read;
+  bool internal = false;     // an allocation's birth: ordered after, never rejected
+};
+
+struct SubmitSpec {
+  SubmissionKind kind = SubmissionKind::kernel;
+  AccessRequest* accesses = nullptr;  // reordered in place
+  std::uint32_t access_count = 0;
+  // The driver call that enqueues the work on the given stream; runs with
+  // the stream and every involved allocation locked.
+  FunctionRef<driver::Result(driver::StreamHandle)> enqueue;
+  const char* what = "";                // for error messages
+  std::shared_ptr<void> keep_alive;     // held until retired
+  bool want_future = true;
+};
+
+// Checks conflicts, orders or rejects, enqueues, records the completion
+// event and queues the submission with its leases. Returns the submission
+// with one extra reference for the caller's future (if want_future), else
+// nullptr. On any throw nothing was enqueued and nothing is held.
+Submission* submit(StreamState& s, SubmitSpec& spec);
+
+}  // namespace tandem::detail
