@@ -138,4 +138,7 @@ RuntimeStats ContextState::stats() const {
   return st;
 }
 
+void ref_add(ContextState* p) noexcept { p->add_ref(); }
+void ref_release(ContextState* p) noexcept { p->release(); }
+
 }  // namespace tandem::detail

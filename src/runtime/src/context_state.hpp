@@ -91,4 +91,5 @@ struct ContextState {
   std::uint64_t submitted_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
 };
 
+
 }  // namespace tandem::detail

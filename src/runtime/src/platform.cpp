@@ -24,6 +24,9 @@ PlatformState::PlatformState(std::unique_ptr<driver::Backend> b)
   }
 }
 
+void ref_add(PlatformState* p) noexcept { p->add_ref(); }
+void ref_release(PlatformState* p) noexcept { p->release(); }
+
 }  // namespace detail
 
 namespace {

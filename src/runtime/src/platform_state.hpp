@@ -25,3 +25,6 @@ struct PlatformState {
 };
 
 }  // namespace tandem::detail
+
+namespace tandem::detail {
+}  // namespace tandem::detail

@@ -83,4 +83,7 @@ void StreamState::recycle(Submission* s) noexcept {
   ++free_submission_count;
 }
 
+void ref_add(StreamState* p) noexcept { p->add_ref(); }
+void ref_release(StreamState* p) noexcept { p->release(); }
+
 }  // namespace tandem::detail

@@ -70,4 +70,5 @@ struct StreamState {
   StreamState(std::uint64_t id, ContextState& ctx, driver::StreamHandle handle, bool owned);
 };
 
+
 }  // namespace tandem::detail

@@ -26,6 +26,8 @@ namespace tandem {
 
 namespace detail {
 struct ContextState;
+void ref_add(ContextState* p) noexcept;
+void ref_release(ContextState* p) noexcept;
 }
 
 enum class ConflictPolicy : std::uint8_t { order, reject };

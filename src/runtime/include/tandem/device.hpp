@@ -22,6 +22,8 @@ namespace tandem {
 
 namespace detail {
 struct PlatformState;
+void ref_add(PlatformState* p) noexcept;
+void ref_release(PlatformState* p) noexcept;
 }
 
 enum class BackendKind : std::uint8_t { automatic, cuda, sim };

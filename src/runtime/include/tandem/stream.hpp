@@ -22,6 +22,8 @@ namespace tandem {
 
 namespace detail {
 struct StreamState;
+void ref_add(StreamState* p) noexcept;
+void ref_release(StreamState* p) noexcept;
 }
 
 class Stream;

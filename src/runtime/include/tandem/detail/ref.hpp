@@ -3,7 +3,10 @@
 // The runtime's shared state objects (platform, context, stream, submission)
 // are counted intrusively: one atomic per object, no control block, and the
 // object decides what "last reference gone" means (retire, recycle, defer).
-// T provides `void add_ref() noexcept` and `void release() noexcept`.
+// Public handles hold Refs to types they only forward-declare, so counting
+// goes through free functions found by argument-dependent lookup:
+//   void ref_add(T*) noexcept;  void ref_release(T*) noexcept;
+// declared beside each handle and defined where T is complete.
 #pragma once
 
 #include <utility>
@@ -16,7 +19,7 @@ class Ref {
   Ref() noexcept = default;
   // Takes a new reference.
   explicit Ref(T* p) noexcept : p_(p) {
-    if (p_) p_->add_ref();
+    if (p_) ref_add(p_);
   }
   // Adopts a reference the caller already owns.
   static Ref adopt(T* p) noexcept {
@@ -31,7 +34,7 @@ class Ref {
     return *this;
   }
   ~Ref() {
-    if (p_) p_->release();
+    if (p_) ref_release(p_);
   }
   // Gives up ownership without releasing (the caller now owns the reference).
   [[nodiscard]] T* leak() noexcept { return std::exchange(p_, nullptr); }

@@ -1,0 +1,131 @@
+// tandem — the command. Subcommands:
+//   tandem devices [--backend auto|cuda|sim] [--json]
+//   tandem smoke   [--backend auto|cuda|sim] [--device N] [--out FILE]
+// Exit codes: 0 pass, 1 fail, 2 bad command line, 3 runtime or device
+// error, 4 the requested backend is not available.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "device_report.hpp"
+#include "smoke.hpp"
+#include "tandem/device.hpp"
+#include "tandem/errors.hpp"
+
+namespace {
+
+using tandem::BackendKind;
+
+constexpr int kExitPass = 0, kExitFail = 1, kExitUsage = 2, kExitRuntime = 3, kExitNoBackend = 4;
+
+const std::map<std::string, BackendKind> kBackends{
+    {"auto", BackendKind::automatic}, {"cuda", BackendKind::cuda}, {"sim", BackendKind::sim}};
+
+// Opens the platform or exits 4 with the reason.
+tandem::Platform open_platform(BackendKind kind) {
+  try {
+    return tandem::Platform::open(kind);
+  } catch (const tandem::Error& e) {
+    std::cerr << "tandem: backend '" << tandem::backend_kind_name(kind) << "' is not available: " << e.what()
+              << "\n";
+    std::exit(kExitNoBackend);
+  }
+}
+
+void write_json(const nlohmann::ordered_json& j, const std::string& out) {
+  if (out.empty() || out == "-") {
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::ofstream f(out);
+  if (!f) throw tandem::Error(tandem::ErrorCode::invalid_handle, "cannot write '" + out + "'");
+  f << j.dump(2) << "\n";
+}
+
+int cmd_devices(BackendKind kind, bool json) {
+  tandem::Platform p = open_platform(kind);
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (int i = 0; i < p.device_count(); ++i) list.push_back(tandem::cli::device_json(p.device(i)));
+  if (json || !isatty(STDOUT_FILENO)) {
+    std::cout << nlohmann::ordered_json{{"backend", std::string(p.backend_name())}, {"devices", list}}.dump(2) << "\n";
+    return kExitPass;
+  }
+  std::cout << "backend " << p.backend_name() << " (driver " << p.driver_version() << "), "
+            << p.device_count() << " device(s)\n";
+  for (const auto& d : list) {
+    std::cout << "  [" << d["ordinal"].get<int>() << "] " << d["name"].get<std::string>() << "  cc "
+              << d["compute_capability"].get<std::string>() << "  "
+              << d["total_bytes"].get<std::size_t>() / (1 << 20) << " MiB  " << d["uuid"].get<std::string>()
+              << "\n";
+  }
+  return kExitPass;
+}
+
+int cmd_smoke(BackendKind kind, int device, const std::string& out) {
+  tandem::Platform p = open_platform(kind);
+  const nlohmann::ordered_json report = tandem::cli::run_smoke(p.device(device), tandem::cli::SmokeOptions{});
+  write_json(report, out);
+  const bool pass = report["status"] == "pass";
+  if (!out.empty() && out != "-") {
+    std::cerr << "tandem smoke on " << p.backend_name() << ": " << (pass ? "pass" : "FAIL") << " (report: " << out
+              << ")\n";
+  }
+  return pass ? kExitPass : kExitFail;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tandem: one runtime for SIMT and Tile GPU kernels — devices, checks and reports"};
+  app.set_version_flag("--version", std::string("tandem ") + TANDEM_VERSION + " (git " + TANDEM_GIT + ")");
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  tandem devices                   list devices of the best backend here\n"
+      "  tandem devices --backend sim     the simulated device\n"
+      "  tandem smoke --out report.json   exercise the runtime, write a JSON report\n"
+      "Exit codes: 0 pass, 1 fail, 2 bad command line, 3 runtime or device error,\n"
+      "4 the requested backend is not available.");
+
+  std::string backend = "auto";
+  auto add_backend = [&](CLI::App* sub) {
+    sub->add_option("--backend", backend, "auto (CUDA GPU if present, else sim), cuda, or sim")
+        ->check(CLI::IsMember({"auto", "cuda", "sim"}));
+  };
+  bool json = false;
+  CLI::App* devices = app.add_subcommand("devices", "List the devices of a backend");
+  add_backend(devices);
+  devices->add_flag("--json", json, "JSON output (the default when stdout is not a terminal)");
+
+  int device = 0;
+  std::string out;
+  CLI::App* smoke = app.add_subcommand("smoke", "Exercise the runtime end to end and report as JSON");
+  add_backend(smoke);
+  smoke->add_option("--device", device, "device ordinal")->check(CLI::NonNegativeNumber);
+  smoke->add_option("--out", out, "report file (default: stdout)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitPass : kExitUsage;
+  }
+  try {
+    const BackendKind kind = kBackends.at(backend);
+    if (*devices) return cmd_devices(kind, json);
+    if (*smoke) return cmd_smoke(kind, device, out);
+  } catch (const tandem::Error& e) {
+    std::cerr << "tandem: " << e.what() << "\n";
+    return e.code() == tandem::ErrorCode::out_of_range ? kExitUsage : kExitRuntime;
+  } catch (const std::exception& e) {
+    std::cerr << "tandem: " << e.what() << "\n";
+    return kExitRuntime;
+  }
+  return kExitUsage;
+}
