@@ -15,7 +15,7 @@ namespace tandem::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using nlohmann::ordered_json;
+using json = nlohmann::ordered_json;
 
 struct Checks {
   json list = json::array();
