@@ -1,0 +1,180 @@
+// GPU behaviour of the runtime core on a real device (issue: runtime core).
+// Every test prints what it measured ("[measure] ...") for the closing note.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "gpu_fixture.hpp"
+#include "tandem/errors.hpp"
+#include "tandem/kernel_params.hpp"
+#include "tandem/kernels/catalog.hpp"
+#include "tandem/launch.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using tandem::Access;
+using tandem::DType;
+using tandem::View;
+using tandem::ViewAccess;
+
+const tandem::driver::KernelSymbol& simt(const char* name, DType dtype) {
+  const tandem::kernels::KernelEntry* e =
+      tandem::kernels::find(tandem::kernels::Model::simt, name, dtype, nullptr);
+  if (!e) throw std::runtime_error(std::string("no SIMT kernel ") + name);
+  return *e->symbol;
+}
+
+tandem::driver::LaunchDims one_block() { return {{1, 1, 1}, {32, 1, 1}, 0}; }
+tandem::driver::LaunchDims cover(std::uint64_t n) {
+  return {{static_cast<std::uint32_t>(std::min<std::uint64_t>((n + 255) / 256, 1024)), 1, 1}, {256, 1, 1}, 0};
+}
+
+// spin(x: read-write, ns): holds `x` in flight on the device for `ns`.
+tandem::LaunchFuture spin(const tandem::Stream& s, const View& x, std::uint64_t ns) {
+  auto p = x.buffer_param<std::uint32_t>();
+  void* params[] = {&p, &ns};
+  const ViewAccess acc[] = {{&x, Access::read_write}};
+  return tandem::launch(s, simt("spin", DType::u32), one_block(), params, acc);
+}
+
+tandem::LaunchFuture fill(const tandem::Stream& s, const View& out, std::uint32_t value) {
+  auto p = out.buffer_param<std::uint32_t>();
+  void* params[] = {&p, &value};
+  const ViewAccess acc[] = {{&out, Access::write}};
+  return tandem::launch(s, simt("fill", DType::u32), cover(out.element_count()), params, acc);
+}
+
+std::vector<std::uint32_t> read_u32(const tandem::Stream& s, const View& v) {
+  const std::vector<std::byte> bytes = tandem::read_back(s, v);
+  std::vector<std::uint32_t> out(bytes.size() / 4);
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
+
+using GpuRuntime = GpuTest;
+
+// runtime.md §2/§6: a forgotten launch future changes nothing — the buffer
+// lives until the kernel is proven complete. Run under compute-sanitizer
+// memcheck: a free before the kernel finished would be an invalid access.
+TEST_F(GpuRuntime, ForgottenFutureKeepsBufferAliveUntilKernelCompletes) {
+  tandem::Stream s = tandem::Stream::create(ctx());
+  const auto before = ctx().stats();
+  {
+    View buf = tandem::allocate(s, DType::u32, 1 << 18);
+    std::move(spin(s, buf, 20'000'000)).forget();  // 20 ms
+    std::move(fill(s, buf, 7)).forget();           // writes after the spin
+  }  // every handle is gone while the kernels are in flight
+  EXPECT_EQ(ctx().stats().live_allocations, before.live_allocations + 1);
+  ASSERT_TRUE(ctx().wait_for_retirement(10s));
+  const auto after = ctx().stats();
+  EXPECT_EQ(after.live_allocations, before.live_allocations);
+  EXPECT_EQ(after.active_leases, 0u);
+  EXPECT_EQ(after.quarantined_allocations, 0u);
+}
+
+// runtime.md §6: after 64 cycles of 1 MiB buffers, once retirement is waited
+// for and the pool trimmed, free memory returns within 8 MiB of baseline.
+TEST_F(GpuRuntime, FreeMemoryReturnsToBaselineAfter64Cycles) {
+  tandem::Stream s = tandem::Stream::create(ctx());
+  ctx().trim();
+  const std::size_t baseline = ctx().memory_info().free_bytes;
+  for (int i = 0; i < 64; ++i) {
+    View buf = tandem::allocate(s, DType::u32, (1 << 20) / 4);
+    std::move(fill(s, buf, static_cast<std::uint32_t>(i))).forget();
+  }
+  ASSERT_TRUE(ctx().wait_for_retirement(10s));
+  ctx().trim();
+  const std::size_t final_free = ctx().memory_info().free_bytes;
+  const long long delta = static_cast<long long>(baseline) - static_cast<long long>(final_free);
+  std::printf("[measure] vram baseline_free=%zu final_free=%zu delta=%lld bytes\n", baseline, final_free, delta);
+  RecordProperty("vram_delta_bytes", std::to_string(delta));
+  EXPECT_LE(std::llabs(delta), 8LL << 20);
+  EXPECT_EQ(ctx().stats().live_allocations, 0u);
+}
+
+// runtime.md §6: dropping a buffer while a 10 ms kernel uses it returns at
+// once (< 100 µs) and the memory is freed only after the kernel.
+TEST_F(GpuRuntime, DropWhileKernelRunsReturnsAtOnceAndFreesAfterKernel) {
+  tandem::Stream s = tandem::Stream::create(ctx());
+  auto& b = platform().backend();
+  tandem::driver::EventHandle done;
+  ASSERT_TRUE(b.event_create(ctx().native(), done).ok());
+  const auto frees_before = ctx().stats().frees_total;
+  View buf = tandem::allocate(s, DType::u32, 1 << 20);
+  (void)fill(s, buf, 1);
+  ASSERT_TRUE(ctx().wait_for_retirement(10s));
+  const auto launched = Clock::now();
+  std::move(spin(s, buf, 10'000'000)).forget();
+  ASSERT_TRUE(b.event_record(ctx().native(), done, s.native()).ok());  // after the spin
+  const auto t0 = Clock::now();
+  { View dropped = std::move(buf); }
+  const auto drop_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+  EXPECT_LT(drop_ns, 100'000) << "the dropping thread must not wait for the GPU";
+  // Watch for the free; when it happens the kernel must already be done.
+  bool freed = false;
+  bool kernel_done_at_free = false;
+  while (Clock::now() - launched < 10s) {
+    if (ctx().stats().frees_total > frees_before) {
+      freed = true;
+      kernel_done_at_free = b.event_query(ctx().native(), done).ok();
+      break;
+    }
+  }
+  const auto freed_after = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - launched).count();
+  std::printf("[measure] drop with 10 ms kernel in flight: drop %lld ns, freed %lld us after launch\n",
+              static_cast<long long>(drop_ns), static_cast<long long>(freed_after));
+  EXPECT_TRUE(freed);
+  EXPECT_TRUE(kernel_done_at_free) << "memory freed before the kernel completed";
+  EXPECT_GE(freed_after, 10'000);
+  (void)b.event_destroy(ctx().native(), done);
+}
+
+// runtime.md §6: a stream dropped with work pending still retires it.
+TEST_F(GpuRuntime, DroppedStreamWithPendingWorkStillRetiresIt) {
+  const auto before = ctx().stats();
+  {
+    tandem::Stream s = tandem::Stream::create(ctx());
+    View buf = tandem::allocate(s, DType::u32, 1 << 16);
+    std::move(spin(s, buf, 5'000'000)).forget();
+    std::move(fill(s, buf, 3)).forget();
+  }
+  EXPECT_GE(ctx().stats().pending_submissions, before.pending_submissions + 1);
+  ASSERT_TRUE(ctx().wait_for_retirement(10s));
+  const auto after = ctx().stats();
+  EXPECT_EQ(after.pending_submissions, 0u);
+  EXPECT_EQ(after.active_leases, 0u);
+  EXPECT_EQ(after.live_allocations, before.live_allocations);
+  EXPECT_EQ(after.retired_submissions, before.retired_submissions + 2);
+}
+
+// runtime.md §4 (order): a write on stream B to bytes a spinning kernel on
+// stream A still uses runs after it, without a host block.
+TEST_F(GpuRuntime, OrderPolicyRunsConflictingWriteAfterEarlierWork) {
+  tandem::Stream a = tandem::Stream::create(ctx());
+  tandem::Stream b = tandem::Stream::create(ctx());
+  View buf = tandem::allocate(a, DType::u32, 1 << 20);
+  std::move(spin(a, buf, 5'000'000)).forget();
+  std::move(fill(a, buf, 1)).forget();
+  std::move(fill(b, buf, 2)).forget();  // ordered after both
+  const std::vector<std::uint32_t> got = read_u32(b, buf);
+  EXPECT_EQ(std::count(got.begin(), got.end(), 2u), static_cast<long>(got.size()));
+}
+
+// runtime.md §4 (reject): while the spin holds its lease, a conflicting
+// write on another stream is rejected; after retirement it is accepted.
+TEST_F(GpuRuntime, RejectPolicyRejectsWhileLeaseHeldAcceptsAfter) {
+  tandem::Context reject = tandem::Context::create(platform().device(0), {tandem::ConflictPolicy::reject});
+  tandem::Stream a = tandem::Stream::create(reject);
+  tandem::Stream b = tandem::Stream::create(reject);
+  View buf = tandem::allocate(a, DType::u32, 1 << 10);
+  tandem::LaunchFuture f = spin(a, buf, 20'000'000);
+  EXPECT_THROW((void)fill(b, buf, 9), tandem::ConflictError);
+  ASSERT_TRUE(f.wait(10s));
+  EXPECT_NO_THROW((void)fill(b, buf, 9));
+  ASSERT_TRUE(reject.wait_for_retirement(10s));
+}
+
+}  // namespace
