@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ids.hpp"
+#include "retirement.hpp"
 #include "stream_state.hpp"
 #include "submission.hpp"
 
@@ -59,6 +60,11 @@ ContextState* ContextState::create(PlatformState& platform, int ordinal,
 }
 
 ContextState::~ContextState() {
+  if (Retirement::process_is_exiting()) {  // the driver may be gone already
+    keep_alive.reset();
+    platform->release();
+    return;
+  }
   driver::Backend& b = backend();
   // Everything made in this context is gone (they all hold references), so
   // nothing pending uses the pool or the free stream; neither call waits.
@@ -86,6 +92,7 @@ driver::FunctionHandle ContextState::function(const driver::KernelSymbol& symbol
 }
 
 void ContextState::free_memory(driver::DevicePtr ptr, std::uint64_t /*bytes*/) noexcept {
+  if (Retirement::process_is_exiting()) return;  // the process's end returns it
   // The GPU is proven done with the memory, so no stream ordering is needed:
   // the internal free stream is idle and the pool can reuse it at once.
   (void)backend().mem_free_async(handle, ptr, free_stream);

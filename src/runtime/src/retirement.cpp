@@ -1,6 +1,7 @@
 #include "retirement.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "context_state.hpp"
 #include "stream_state.hpp"
@@ -54,10 +55,26 @@ Retirement& Retirement::instance() {
   return *r;
 }
 
+std::atomic<bool> Retirement::exiting_{false};
+
 Retirement::Retirement() {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    run();
+    exited_.store(true, std::memory_order_release);
+  });
   thread_id_ = thread_.get_id();
   thread_.detach();
+  std::atexit(&Retirement::at_exit);
+}
+
+// Stops the thread between sweeps (so it is never inside a driver call while
+// the driver tears down), waiting a bounded time for it to notice.
+void Retirement::at_exit() noexcept {
+  exiting_.store(true, std::memory_order_release);
+  Retirement& r = instance();
+  r.wake();
+  const auto give_up = Clock::now() + std::chrono::seconds(2);
+  while (!r.exited_.load(std::memory_order_acquire) && Clock::now() < give_up) std::this_thread::yield();
 }
 
 void Retirement::add_stream(StreamState* s) {
@@ -100,7 +117,7 @@ void Retirement::run() {
   std::vector<StreamState*> streams;
   unsigned idle_rounds = 0;
   auto last_progress = Clock::now();
-  for (;;) {
+  while (!process_is_exiting()) {
     snapshot(streams);
     bool any_pending = false;
     const bool progress = sweep(streams, any_pending);
@@ -149,7 +166,9 @@ void Retirement::sleep_until_woken(const std::vector<StreamState*>& streams) {
   const bool busy = anything_pending(streams) || dirty_.load(std::memory_order_seq_cst) ||
                     waiters_.load(std::memory_order_seq_cst) != 0 ||
                     [&]() TANDEM_NO_THREAD_SAFETY_ANALYSIS { return generation_ != seen_generation_; }();
-  if (!busy) cv_.wait(lk, [this]() TANDEM_NO_THREAD_SAFETY_ANALYSIS { return wake_; });
+  if (!busy && !process_is_exiting()) {
+    cv_.wait(lk, [this]() TANDEM_NO_THREAD_SAFETY_ANALYSIS { return wake_; });
+  }
   [&]() TANDEM_NO_THREAD_SAFETY_ANALYSIS { wake_ = false; }();
   sleeping_.store(false, std::memory_order_seq_cst);
 }

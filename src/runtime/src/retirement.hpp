@@ -51,6 +51,13 @@ class Retirement {
   // Blocks until `s` is retired or quarantined, or until `deadline`.
   bool wait_submission(const Submission& s, std::chrono::steady_clock::time_point deadline);
 
+  // True once the process has begun to exit (an atexit handler): from then
+  // on the runtime makes no driver calls (the driver may be tearing down);
+  // what is still pending is left to the process's end.
+  [[nodiscard]] static bool process_is_exiting() noexcept {
+    return exiting_.load(std::memory_order_acquire);
+  }
+
   [[nodiscard]] bool on_retirement_thread() const noexcept {
     return std::this_thread::get_id() == thread_id_;
   }
@@ -90,6 +97,10 @@ class Retirement {
 
   Mutex settled_mu_;
   std::condition_variable settled_cv_;
+
+  static void at_exit() noexcept;
+  static std::atomic<bool> exiting_;
+  std::atomic<bool> exited_{false};
 
   std::thread::id thread_id_;
   std::thread thread_;

@@ -1,0 +1,221 @@
+// Launch, retirement, drop, allocation and uniqueness costs: tandem against
+// the raw CUDA driver, in one process (so ratios compare like with like).
+// Raw figures call the driver's own cuLaunchKernel / cuMemAllocAsync with
+// the same kernel, arguments and stream. Requires a CUDA device.
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+#include "tandem/context.hpp"
+#include "tandem/kernels/catalog.hpp"
+#include "tandem/launch.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using tandem::DType;
+using tandem::View;
+
+// The raw driver entry points, straight from libcuda.
+struct Raw {
+  using LaunchFn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           void*, void**, void**);
+  using EventRecordFn = int (*)(void*, void*);
+  using EventQueryFn = int (*)(void*);
+  using AllocFn = int (*)(unsigned long long*, std::size_t, void*);
+  using FreeFn = int (*)(unsigned long long, void*);
+  LaunchFn launch = nullptr;
+  EventRecordFn event_record = nullptr;
+  EventQueryFn event_query = nullptr;
+  AllocFn alloc_async = nullptr;
+  FreeFn free_async = nullptr;
+  Raw() {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    launch = reinterpret_cast<LaunchFn>(dlsym(lib, "cuLaunchKernel"));
+    event_record = reinterpret_cast<EventRecordFn>(dlsym(lib, "cuEventRecord"));
+    event_query = reinterpret_cast<EventQueryFn>(dlsym(lib, "cuEventQuery"));
+    alloc_async = reinterpret_cast<AllocFn>(dlsym(lib, "cuMemAllocAsync"));
+    free_async = reinterpret_cast<FreeFn>(dlsym(lib, "cuMemFreeAsync"));
+  }
+};
+
+struct Env {
+  tandem::Platform platform = tandem::Platform::cuda();
+  tandem::Context ctx = tandem::Context::create(platform.device(0));
+  tandem::Stream stream = tandem::Stream::create(ctx);
+  Raw raw;
+  const tandem::kernels::KernelEntry* copy =
+      tandem::kernels::find(tandem::kernels::Model::simt, "copy", DType::f32, nullptr);
+  const tandem::kernels::KernelEntry* spin =
+      tandem::kernels::find(tandem::kernels::Model::simt, "spin", DType::u8, nullptr);
+  static Env& get() {
+    static Env e;
+    return e;
+  }
+  void* function(const tandem::kernels::KernelEntry& k) {
+    tandem::driver::FunctionHandle f;
+    (void)platform.backend().kernel_function(ctx.native(), *k.symbol, f);
+    return f.raw;
+  }
+  void drain() {
+    stream.synchronize();
+    (void)ctx.wait_for_retirement(std::chrono::seconds(30));
+  }
+};
+
+constexpr tandem::driver::LaunchDims kOneBlock{{1, 1, 1}, {32, 1, 1}, 0};
+
+// --- launch: raw cuLaunchKernel vs tracked (one read view, one write view,
+// future dropped) — same kernel, same arguments, same stream.
+void BM_RawLaunch(benchmark::State& st) {
+  Env& e = Env::get();
+  View src = tandem::allocate(e.stream, DType::f32, 1), dst = tandem::allocate(e.stream, DType::f32, 1);
+  auto ps = src.buffer_param<float>();
+  auto pd = dst.buffer_param<float>();
+  void* params[] = {&ps, &pd};
+  void* f = e.function(*e.copy);
+  void* s = e.stream.native().raw;
+  e.drain();
+  for (auto _ : st) e.raw.launch(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
+  e.drain();
+}
+BENCHMARK(BM_RawLaunch)->Iterations(20000)->Repetitions(7)->ReportAggregatesOnly()->UseRealTime();
+
+void BM_TrackedSimtLaunch(benchmark::State& st) {
+  Env& e = Env::get();
+  View src = tandem::allocate(e.stream, DType::f32, 1), dst = tandem::allocate(e.stream, DType::f32, 1);
+  auto ps = src.buffer_param<float>();
+  auto pd = dst.buffer_param<float>();
+  void* params[] = {&ps, &pd};
+  const tandem::ViewAccess acc[] = {{&src, tandem::Access::read}, {&dst, tandem::Access::write}};
+  e.drain();
+  for (auto _ : st) (void)tandem::launch(e.stream, *e.copy->symbol, kOneBlock, params, acc);
+  e.drain();
+}
+BENCHMARK(BM_TrackedSimtLaunch)->Iterations(20000)->Repetitions(7)->ReportAggregatesOnly()->UseRealTime();
+
+// --- round trip: launch → completion seen by the host (raw: spin on the
+// event) vs launch → drop the buffer → its memory freed by retirement.
+void report_latencies(benchmark::State& st, std::vector<double>& us) {
+  std::sort(us.begin(), us.end());
+  st.counters["p50_us"] = us[us.size() / 2];
+  st.counters["p99_us"] = us[us.size() * 99 / 100];
+  st.counters["max_us"] = us.back();
+}
+
+void BM_RawRoundTrip(benchmark::State& st) {
+  Env& e = Env::get();
+  View src = tandem::allocate(e.stream, DType::f32, 1), dst = tandem::allocate(e.stream, DType::f32, 1);
+  auto ps = src.buffer_param<float>();
+  auto pd = dst.buffer_param<float>();
+  void* params[] = {&ps, &pd};
+  void* f = e.function(*e.copy);
+  void* s = e.stream.native().raw;
+  tandem::driver::EventHandle ev;
+  (void)e.platform.backend().event_create(e.ctx.native(), ev);
+  e.drain();
+  std::vector<double> us;
+  for (auto _ : st) {
+    const auto t0 = Clock::now();
+    e.raw.launch(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
+    e.raw.event_record(ev.raw, s);
+    while (e.raw.event_query(ev.raw) != 0) {
+    }
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  report_latencies(st, us);
+  (void)e.platform.backend().event_destroy(e.ctx.native(), ev);
+}
+BENCHMARK(BM_RawRoundTrip)->Iterations(5000)->UseRealTime();
+
+void BM_TrackedRoundTrip(benchmark::State& st) {
+  Env& e = Env::get();
+  View src = tandem::allocate(e.stream, DType::f32, 1);
+  auto ps = src.buffer_param<float>();
+  e.drain();
+  std::vector<double> us;
+  for (auto _ : st) {
+    st.PauseTiming();
+    View dst = tandem::allocate(e.stream, DType::f32, 1);
+    e.drain();
+    auto pd = dst.buffer_param<float>();
+    void* params[] = {&ps, &pd};
+    const tandem::ViewAccess acc[] = {{&src, tandem::Access::read}, {&dst, tandem::Access::write}};
+    const auto frees = e.ctx.stats().frees_total;
+    st.ResumeTiming();
+    const auto t0 = Clock::now();
+    (void)tandem::launch(e.stream, *e.copy->symbol, kOneBlock, params, acc);
+    { View gone = std::move(dst); }
+    while (e.ctx.stats().frees_total == frees) {
+    }
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  report_latencies(st, us);
+}
+BENCHMARK(BM_TrackedRoundTrip)->Iterations(5000)->UseRealTime();
+
+// --- drop with work in flight: the calling thread's cost.
+void BM_DropInFlight(benchmark::State& st) {
+  Env& e = Env::get();
+  std::vector<double> ns;
+  for (auto _ : st) {
+    st.PauseTiming();
+    View buf = tandem::allocate(e.stream, DType::u8, 256);
+    auto p = buf.buffer_param<std::uint8_t>();
+    std::uint64_t spin_ns = 20'000;
+    void* params[] = {&p, &spin_ns};
+    const tandem::ViewAccess acc[] = {{&buf, tandem::Access::read_write}};
+    (void)tandem::launch(e.stream, *e.spin->symbol, kOneBlock, params, acc);
+    st.ResumeTiming();
+    const auto t0 = Clock::now();
+    { View gone = std::move(buf); }
+    ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+  }
+  std::sort(ns.begin(), ns.end());
+  st.counters["p50_ns"] = ns[ns.size() / 2];
+  st.counters["max_ns"] = ns.back();
+  e.drain();
+}
+BENCHMARK(BM_DropInFlight)->Iterations(5000)->UseRealTime();
+
+// --- allocation + free: raw stream-ordered pair vs tandem allocate + drop.
+void BM_RawAllocFree(benchmark::State& st) {
+  Env& e = Env::get();
+  void* s = e.stream.native().raw;
+  e.drain();
+  for (auto _ : st) {
+    unsigned long long p = 0;
+    e.raw.alloc_async(&p, 1 << 20, s);
+    e.raw.free_async(p, s);
+  }
+  e.drain();
+}
+BENCHMARK(BM_RawAllocFree)->Iterations(20000)->Repetitions(5)->ReportAggregatesOnly()->UseRealTime();
+
+void BM_TrackedAllocFree(benchmark::State& st) {
+  Env& e = Env::get();
+  e.drain();
+  for (auto _ : st) {
+    View v = tandem::allocate(e.stream, DType::u8, 1 << 20);
+    benchmark::DoNotOptimize(v);
+  }
+  e.drain();
+}
+BENCHMARK(BM_TrackedAllocFree)->Iterations(20000)->Repetitions(5)->ReportAggregatesOnly()->UseRealTime();
+
+void BM_UniquenessCheck(benchmark::State& st) {
+  Env& e = Env::get();
+  View v = tandem::allocate(e.stream, DType::u8, 256);
+  for (auto _ : st) benchmark::DoNotOptimize(v.is_unique());
+}
+BENCHMARK(BM_UniquenessCheck);
+
+}  // namespace
+
+BENCHMARK_MAIN();
