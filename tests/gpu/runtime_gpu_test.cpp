@@ -34,7 +34,8 @@ tandem::driver::LaunchDims cover(std::uint64_t n) {
 
 // spin(x: read-write, ns): holds `x` in flight on the device for `ns`.
 tandem::LaunchFuture spin(const tandem::Stream& s, const View& x, std::uint64_t ns) {
-  auto p = x.buffer_param<std::uint32_t>();
+  // spin takes its view as raw bytes (BufferParam<uint8_t>, len in bytes).
+  tandem::BufferParam<std::uint8_t> p{reinterpret_cast<std::uint8_t*>(x.device_ptr()), x.extent_bytes()};
   void* params[] = {&p, &ns};
   const ViewAccess acc[] = {{&x, Access::read_write}};
   return tandem::launch(s, simt("spin", DType::u32), one_block(), params, acc);
