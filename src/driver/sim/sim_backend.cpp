@@ -1,0 +1,915 @@
+// The simulated device: the Backend surface on host memory and host threads.
+//
+// This file is the facade: handle bookkeeping, argument checks and error
+// messages. The moving parts live next to it:
+//   sim_memory    virtual device addresses, host bytes, capacity accounting
+//   sim_stream    per-stream queue + worker thread, capture lists
+//   sim_executor  runs one operation (translation, checks, delay)
+//   sim_checker   the active-access set and the violation log
+//   sim_events    event records, stream waits, injected completion faults
+#include "tandem/driver/sim_backend.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+
+#include "sim_checker.hpp"
+#include "sim_events.hpp"
+#include "sim_executor.hpp"
+#include "sim_memory.hpp"
+#include "sim_ops.hpp"
+#include "sim_stream.hpp"
+#include "sim_sync.hpp"
+#include "sim_text.hpp"
+
+namespace tandem::driver {
+
+const char* violation_kind_name(Violation::Kind k) noexcept {
+  switch (k) {
+    case Violation::Kind::use_after_free:
+      return "use_after_free";
+    case Violation::Kind::unordered_conflict:
+      return "unordered_conflict";
+  }
+  return "unknown";
+}
+
+namespace {
+
+using sim::Lock;
+
+constexpr int kMultiprocessors = 132;  // an H100/H200-sized device
+constexpr std::uint32_t kMaxThreadsPerBlock = 1024;
+
+// The last failure on this thread: describe() adds its detail when asked
+// about that same failure.
+struct LastError {
+  std::string api;
+  Status status = Status::ok;
+  std::string detail;
+};
+thread_local LastError t_last_error;
+
+Result succeeded(const char* api) { return Result{Status::ok, 0, api}; }
+
+// A status that is not a failure (not_ready): no detail.
+Result reported(const char* api, Status status) { return Result{status, static_cast<int>(status), api}; }
+
+Result fail(const char* api, Status status, std::string detail) {
+  t_last_error = LastError{api, status, std::move(detail)};
+  return reported(api, status);
+}
+
+std::string handle_text(const void* raw) {
+  return sim::hex(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(raw)));
+}
+
+struct Context {
+  int device = 0;
+  bool primary = false;
+};
+struct Pool {
+  int device = 0;
+};
+struct Graph {
+  int device = 0;
+  std::vector<sim::Command> commands;
+};
+
+std::atomic<std::uint64_t> g_backend_instances{0};
+
+}  // namespace
+
+struct SimBackend::Impl {
+  explicit Impl(SimConfig cfg);
+  ~Impl();  // drains every stream's queue and joins every worker
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // Handle lookups: ok, or a failure naming the handle and why it is bad.
+  Result check_ordinal(const char* api, int ordinal) const;
+  Result find_context(const char* api, ContextHandle h, int& device) SIM_EXCLUDES(mu);
+  Result find_stream(const char* api, StreamHandle h, std::shared_ptr<sim::Stream>& out) SIM_EXCLUDES(mu);
+  std::shared_ptr<sim::Stream> live_stream(StreamHandle h) SIM_EXCLUDES(mu);  // null if not
+  Result find_event(const char* api, EventHandle h, std::shared_ptr<sim::Event>& out) SIM_EXCLUDES(mu);
+  Result find_pool(const char* api, PoolHandle h, int& device) SIM_EXCLUDES(mu);
+  Result find_graph(const char* api, GraphHandle h, std::shared_ptr<const Graph>& out) SIM_EXCLUDES(mu);
+  // The common prefix of stream calls: a live context and a live stream.
+  Result find_context_stream(const char* api, ContextHandle ctx, StreamHandle s,
+                             std::shared_ptr<sim::Stream>& out);
+
+  Result allocate(const char* api, int device, std::size_t bytes, DevicePtr& out);
+  Result submit(const char* api, ContextHandle ctx, StreamHandle s, sim::Command command);
+  Result event_result(const char* api, const sim::EventState& state) const;
+  // Joins the workers of destroyed streams that have drained their queues.
+  void reap_finished_workers() SIM_EXCLUDES(mu);
+
+  const SimConfig config;
+  const std::uint64_t instance;
+  sim::Memory memory;
+  sim::Checker checker;
+  sim::Events events;
+  sim::Executor executor{memory, checker, events};
+
+  // Handle registry. Handles are pointers to these objects; the maps decide
+  // whether a handle is live.
+  mutable sim::Mutex mu;
+  std::vector<std::unique_ptr<Context>> primaries;  // one per device, immutable
+  std::vector<int> primary_refs SIM_GUARDED_BY(mu);
+  std::unordered_map<const void*, std::unique_ptr<Context>> contexts SIM_GUARDED_BY(mu);
+  std::unordered_map<const void*, std::shared_ptr<sim::Stream>> streams SIM_GUARDED_BY(mu);
+  // Destroyed streams whose worker may still be draining; joined lazily.
+  std::vector<std::shared_ptr<sim::Stream>> retired SIM_GUARDED_BY(mu);
+  std::unordered_map<const void*, std::shared_ptr<sim::Event>> event_table SIM_GUARDED_BY(mu);
+  std::unordered_map<const void*, std::unique_ptr<Pool>> pools SIM_GUARDED_BY(mu);
+  std::unordered_map<const void*, std::shared_ptr<const Graph>> graphs SIM_GUARDED_BY(mu);
+  std::uint64_t next_stream_id SIM_GUARDED_BY(mu) = 1;  // 0 is sim::kHostStream
+};
+
+SimBackend::Impl::Impl(SimConfig cfg)
+    : config(cfg),
+      instance(g_backend_instances.fetch_add(1, std::memory_order_relaxed) + 1),
+      memory(cfg.memory_bytes, std::max(cfg.devices, 0)) {
+  const int devices = std::max(cfg.devices, 0);
+  for (int d = 0; d < devices; ++d) {
+    primaries.push_back(std::make_unique<Context>(Context{d, true}));
+  }
+  Lock lock(mu);
+  primary_refs.assign(static_cast<std::size_t>(devices), 0);
+}
+
+SimBackend::Impl::~Impl() {
+  std::vector<std::shared_ptr<sim::Stream>> all;
+  {
+    Lock lock(mu);
+    for (auto& entry : streams) {
+      all.push_back(std::move(entry.second));
+    }
+    streams.clear();
+    all.insert(all.end(), retired.begin(), retired.end());
+    retired.clear();
+  }
+  // Close all first so the queues drain concurrently (a wait on one stream
+  // may need another stream's record).
+  for (auto& s : all) {
+    s->close();
+  }
+  for (auto& s : all) {
+    s->join();
+  }
+}
+
+Result SimBackend::Impl::check_ordinal(const char* api, int ordinal) const {
+  if (ordinal >= 0 && static_cast<std::size_t>(ordinal) < primaries.size()) {
+    return succeeded(api);
+  }
+  return fail(api, Status::invalid_value,
+              "device ordinal " + std::to_string(ordinal) + " is out of range (the sim has " +
+                  std::to_string(primaries.size()) + " devices)");
+}
+
+Result SimBackend::Impl::find_context(const char* api, ContextHandle h, int& device) {
+  if (!h) {
+    return fail(api, Status::invalid_handle, "no context given (null handle)");
+  }
+  Lock lock(mu);
+  for (const auto& p : primaries) {
+    if (p.get() != h.raw) {
+      continue;
+    }
+    if (primary_refs[static_cast<std::size_t>(p->device)] == 0) {
+      return fail(api, Status::invalid_handle,
+                  "the primary context of device " + std::to_string(p->device) +
+                      " is not retained (released to a count of 0)");
+    }
+    device = p->device;
+    return succeeded(api);
+  }
+  auto it = contexts.find(h.raw);
+  if (it == contexts.end()) {
+    return fail(api, Status::invalid_handle,
+                "context " + handle_text(h.raw) + " is not live in this sim backend (destroyed?)");
+  }
+  device = it->second->device;
+  return succeeded(api);
+}
+
+std::shared_ptr<sim::Stream> SimBackend::Impl::live_stream(StreamHandle h) {
+  Lock lock(mu);
+  auto it = streams.find(h.raw);
+  return it == streams.end() ? nullptr : it->second;
+}
+
+Result SimBackend::Impl::find_stream(const char* api, StreamHandle h, std::shared_ptr<sim::Stream>& out) {
+  if (!h) {
+    return fail(api, Status::invalid_handle,
+                "no stream given (null handle): the sim has no legacy default stream");
+  }
+  out = live_stream(h);
+  if (!out) {
+    return fail(api, Status::invalid_handle,
+                "stream " + handle_text(h.raw) + " is not live in this sim backend (destroyed?)");
+  }
+  return succeeded(api);
+}
+
+Result SimBackend::Impl::find_event(const char* api, EventHandle h, std::shared_ptr<sim::Event>& out) {
+  Lock lock(mu);
+  auto it = event_table.find(h.raw);
+  if (it == event_table.end()) {
+    return fail(api, Status::invalid_handle,
+                "event " + handle_text(h.raw) + " is not live in this sim backend (destroyed?)");
+  }
+  out = it->second;
+  return succeeded(api);
+}
+
+Result SimBackend::Impl::find_pool(const char* api, PoolHandle h, int& device) {
+  Lock lock(mu);
+  auto it = pools.find(h.raw);
+  if (it == pools.end()) {
+    return fail(api, Status::invalid_handle,
+                "pool " + handle_text(h.raw) + " is not live in this sim backend (destroyed?)");
+  }
+  device = it->second->device;
+  return succeeded(api);
+}
+
+Result SimBackend::Impl::find_graph(const char* api, GraphHandle h, std::shared_ptr<const Graph>& out) {
+  Lock lock(mu);
+  auto it = graphs.find(h.raw);
+  if (it == graphs.end()) {
+    return fail(api, Status::invalid_handle,
+                "graph " + handle_text(h.raw) + " is not live in this sim backend (destroyed?)");
+  }
+  out = it->second;
+  return succeeded(api);
+}
+
+Result SimBackend::Impl::find_context_stream(const char* api, ContextHandle ctx, StreamHandle s,
+                                             std::shared_ptr<sim::Stream>& out) {
+  int device = 0;
+  if (Result r = find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  return find_stream(api, s, out);
+}
+
+Result SimBackend::Impl::allocate(const char* api, int device, std::size_t bytes, DevicePtr& out) {
+  std::string why;
+  const Status status = memory.allocate(device, bytes, out, why);
+  if (status != Status::ok) {
+    return fail(api, status, std::move(why));
+  }
+  return succeeded(api);
+}
+
+Result SimBackend::Impl::submit(const char* api, ContextHandle ctx, StreamHandle s, sim::Command command) {
+  std::shared_ptr<sim::Stream> stream;
+  if (Result r = find_context_stream(api, ctx, s, stream); !r.ok()) {
+    return r;
+  }
+  const Status status = stream->submit(std::move(command), sim::Stream::DuringCapture::capture);
+  if (status != Status::ok) {
+    return fail(api, status, sim::stream_name(stream->id()) + " is being destroyed");
+  }
+  return succeeded(api);
+}
+
+Result SimBackend::Impl::event_result(const char* api, const sim::EventState& state) const {
+  if (state.status != Status::completion_unknown) {
+    return reported(api, state.status);
+  }
+  const std::string where = sim::stream_name(state.stream);
+  if (state.inherited) {
+    return fail(api, state.status,
+                "an earlier event recorded on " + where +
+                    " reported completion_unknown and has not been queried yet (the fault is "
+                    "pending on the stream)");
+  }
+  return fail(api, state.status,
+              "the event recorded on " + where +
+                  " was faulted (arm_completion_unknown): whether its work finished is unknown");
+}
+
+void SimBackend::Impl::reap_finished_workers() {
+  std::vector<std::shared_ptr<sim::Stream>> finished;
+  {
+    Lock lock(mu);
+    auto first_done =
+        std::partition(retired.begin(), retired.end(), [](const auto& s) { return !s->finished(); });
+    std::move(first_done, retired.end(), std::back_inserter(finished));
+    retired.erase(first_done, retired.end());
+  }
+  for (auto& s : finished) {
+    s->join();  // already out of its loop: returns at once
+  }
+}
+
+// --- SimBackend ---------------------------------------------------------------
+
+SimBackend::SimBackend(SimConfig config) : impl_(std::make_unique<Impl>(config)) {}
+
+SimBackend::~SimBackend() = default;
+
+std::string SimBackend::driver_version() const { return "tandem-sim 1"; }
+
+std::string SimBackend::describe(const Result& r) const {
+  const char* api = r.api != nullptr ? r.api : "";
+  std::string message = "sim: " + std::string(api) + ": " + status_name(r.status);
+  const LastError& last = t_last_error;
+  if (last.status == r.status && last.api == api && !last.detail.empty()) {
+    message += " (" + last.detail + ")";
+  }
+  return message;
+}
+
+// --- devices and contexts -----------------------------------------------------
+
+Result SimBackend::device_count(int& out) noexcept {
+  out = static_cast<int>(impl_->primaries.size());
+  return succeeded("device_count");
+}
+
+Result SimBackend::device_info(int ordinal, DeviceInfo& out) noexcept {
+  constexpr const char* api = "device_info";
+  if (Result r = impl_->check_ordinal(api, ordinal); !r.ok()) {
+    return r;
+  }
+  char uuid[64];
+  std::snprintf(uuid, sizeof uuid, "SIM-%08llx-%04x-0000-0000-%012llx",
+                static_cast<unsigned long long>(impl_->instance), static_cast<unsigned>(ordinal),
+                static_cast<unsigned long long>(::getpid()));
+  char pci[32];  // PCI device numbers are 5 bits: spill higher ordinals into the bus
+  std::snprintf(pci, sizeof pci, "0000:%02x:%02x.0", static_cast<unsigned>(ordinal / 32),
+                static_cast<unsigned>(ordinal % 32));
+  out = DeviceInfo{};
+  out.ordinal = ordinal;
+  out.name = "tandem sim device " + std::to_string(ordinal);
+  out.uuid = uuid;
+  out.pci_bus_id = pci;
+  out.cc_major = 9;
+  out.cc_minor = 0;
+  out.total_bytes = impl_->memory.capacity();
+  out.multiprocessors = kMultiprocessors;
+  return succeeded(api);
+}
+
+Result SimBackend::primary_context_retain(int ordinal, ContextHandle& out) noexcept {
+  constexpr const char* api = "primary_context_retain";
+  if (Result r = impl_->check_ordinal(api, ordinal); !r.ok()) {
+    return r;
+  }
+  const auto d = static_cast<std::size_t>(ordinal);
+  Lock lock(impl_->mu);
+  ++impl_->primary_refs[d];
+  out.raw = impl_->primaries[d].get();
+  return succeeded(api);
+}
+
+Result SimBackend::primary_context_release(int ordinal) noexcept {
+  constexpr const char* api = "primary_context_release";
+  if (Result r = impl_->check_ordinal(api, ordinal); !r.ok()) {
+    return r;
+  }
+  const auto d = static_cast<std::size_t>(ordinal);
+  Lock lock(impl_->mu);
+  if (impl_->primary_refs[d] == 0) {
+    return fail(api, Status::invalid_value,
+                "the primary context of device " + std::to_string(ordinal) +
+                    " is not retained (a release without a matching retain)");
+  }
+  --impl_->primary_refs[d];
+  return succeeded(api);
+}
+
+Result SimBackend::context_create(int ordinal, ContextHandle& out) noexcept {
+  constexpr const char* api = "context_create";
+  if (Result r = impl_->check_ordinal(api, ordinal); !r.ok()) {
+    return r;
+  }
+  auto ctx = std::make_unique<Context>(Context{ordinal, false});
+  out.raw = ctx.get();
+  Lock lock(impl_->mu);
+  impl_->contexts.emplace(ctx.get(), std::move(ctx));
+  return succeeded(api);
+}
+
+Result SimBackend::context_destroy(ContextHandle ctx) noexcept {
+  constexpr const char* api = "context_destroy";
+  Lock lock(impl_->mu);
+  for (const auto& p : impl_->primaries) {
+    if (p.get() == ctx.raw) {
+      return fail(api, Status::invalid_value,
+                  "context " + handle_text(ctx.raw) + " is the primary context of device " +
+                      std::to_string(p->device) + ": release it with primary_context_release");
+    }
+  }
+  if (impl_->contexts.erase(ctx.raw) == 0) {
+    return fail(api, Status::invalid_handle,
+                "context " + handle_text(ctx.raw) + " is not live in this sim backend (destroyed?)");
+  }
+  return succeeded(api);
+}
+
+Result SimBackend::context_device(ContextHandle ctx, int& ordinal) noexcept {
+  return impl_->find_context("context_device", ctx, ordinal);
+}
+
+// --- streams -------------------------------------------------------------------
+
+Result SimBackend::stream_create(ContextHandle ctx, StreamHandle& out) noexcept {
+  constexpr const char* api = "stream_create";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  impl_->reap_finished_workers();
+  std::uint64_t id = 0;
+  {
+    Lock lock(impl_->mu);
+    id = impl_->next_stream_id++;
+  }
+  auto stream = std::make_shared<sim::Stream>(id, device, impl_->executor, impl_->events);
+  try {
+    stream->start();
+  } catch (const std::system_error& e) {
+    return fail(api, Status::out_of_memory,
+                "could not start a worker thread for a new stream: " + std::string(e.what()));
+  }
+  out.raw = stream.get();
+  Lock lock(impl_->mu);
+  impl_->streams.emplace(stream.get(), std::move(stream));
+  return succeeded(api);
+}
+
+Result SimBackend::stream_destroy(ContextHandle ctx, StreamHandle s) noexcept {
+  constexpr const char* api = "stream_destroy";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  std::shared_ptr<sim::Stream> stream;
+  {
+    Lock lock(impl_->mu);
+    auto it = impl_->streams.find(s.raw);
+    if (it == impl_->streams.end()) {
+      return fail(api, Status::invalid_handle,
+                  "stream " + handle_text(s.raw) + " is not live in this sim backend (destroyed?)");
+    }
+    stream = std::move(it->second);
+    impl_->streams.erase(it);
+  }
+  stream->close();  // does not wait: the worker drains what is queued
+  {
+    Lock lock(impl_->mu);
+    impl_->retired.push_back(std::move(stream));
+  }
+  impl_->reap_finished_workers();
+  return succeeded(api);
+}
+
+Result SimBackend::stream_synchronize(ContextHandle ctx, StreamHandle s) noexcept {
+  constexpr const char* api = "stream_synchronize";
+  std::shared_ptr<sim::Stream> stream;
+  if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
+    return r;
+  }
+  if (stream->synchronize() == Status::not_permitted) {
+    return fail(api, Status::not_permitted,
+                sim::stream_name(stream->id()) + " is capturing: it cannot be synchronized");
+  }
+  return succeeded(api);
+}
+
+Result SimBackend::stream_query(ContextHandle ctx, StreamHandle s) noexcept {
+  constexpr const char* api = "stream_query";
+  std::shared_ptr<sim::Stream> stream;
+  if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
+    return r;
+  }
+  const Status status = stream->query();
+  if (status == Status::not_permitted) {
+    return fail(api, status, sim::stream_name(stream->id()) + " is capturing: it cannot be queried");
+  }
+  return reported(api, status);
+}
+
+// --- events -------------------------------------------------------------------
+
+Result SimBackend::event_create(ContextHandle ctx, EventHandle& out) noexcept {
+  constexpr const char* api = "event_create";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  auto event = std::make_shared<sim::Event>();
+  out.raw = event.get();
+  Lock lock(impl_->mu);
+  impl_->event_table.emplace(event.get(), std::move(event));
+  return succeeded(api);
+}
+
+Result SimBackend::event_destroy(ContextHandle ctx, EventHandle e) noexcept {
+  constexpr const char* api = "event_destroy";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  Lock lock(impl_->mu);
+  // Queued records and waits hold their own references: destroying an event
+  // with pending work is fine, as in CUDA.
+  if (impl_->event_table.erase(e.raw) == 0) {
+    return fail(api, Status::invalid_handle,
+                "event " + handle_text(e.raw) + " is not live in this sim backend (destroyed?)");
+  }
+  return succeeded(api);
+}
+
+Result SimBackend::event_record(ContextHandle ctx, EventHandle e, StreamHandle s) noexcept {
+  constexpr const char* api = "event_record";
+  std::shared_ptr<sim::Event> event;
+  if (Result r = impl_->find_event(api, e, event); !r.ok()) {
+    return r;
+  }
+  return impl_->submit(api, ctx, s, sim::RecordCommand{std::move(event)});
+}
+
+Result SimBackend::event_query(ContextHandle ctx, EventHandle e) noexcept {
+  constexpr const char* api = "event_query";
+  int device = 0;
+  std::shared_ptr<sim::Event> event;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  if (Result r = impl_->find_event(api, e, event); !r.ok()) {
+    return r;
+  }
+  return impl_->event_result(api, impl_->events.query(*event));
+}
+
+Result SimBackend::event_synchronize(ContextHandle ctx, EventHandle e) noexcept {
+  constexpr const char* api = "event_synchronize";
+  int device = 0;
+  std::shared_ptr<sim::Event> event;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  if (Result r = impl_->find_event(api, e, event); !r.ok()) {
+    return r;
+  }
+  return impl_->event_result(api, impl_->events.synchronize(*event));
+}
+
+Result SimBackend::stream_wait_event(ContextHandle ctx, StreamHandle s, EventHandle e) noexcept {
+  constexpr const char* api = "stream_wait_event";
+  std::shared_ptr<sim::Event> event;
+  if (Result r = impl_->find_event(api, e, event); !r.ok()) {
+    return r;
+  }
+  return impl_->submit(api, ctx, s, sim::WaitCommand{std::move(event)});
+}
+
+// --- memory ----------------------------------------------------------------------
+
+Result SimBackend::pool_create(ContextHandle ctx, PoolHandle& out) noexcept {
+  constexpr const char* api = "pool_create";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  auto pool = std::make_unique<Pool>(Pool{device});
+  out.raw = pool.get();
+  Lock lock(impl_->mu);
+  impl_->pools.emplace(pool.get(), std::move(pool));
+  return succeeded(api);
+}
+
+Result SimBackend::pool_destroy(ContextHandle ctx, PoolHandle p) noexcept {
+  constexpr const char* api = "pool_destroy";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  Lock lock(impl_->mu);
+  if (impl_->pools.erase(p.raw) == 0) {
+    return fail(api, Status::invalid_handle,
+                "pool " + handle_text(p.raw) + " is not live in this sim backend (destroyed?)");
+  }
+  return succeeded(api);
+}
+
+Result SimBackend::pool_trim(ContextHandle ctx, PoolHandle p, std::size_t /*keep_bytes*/) noexcept {
+  constexpr const char* api = "pool_trim";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  // The sim's pools cache nothing (a free returns its bytes to the device),
+  // so there is never anything to trim.
+  return impl_->find_pool(api, p, device);
+}
+
+Result SimBackend::mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t bytes, StreamHandle s,
+                                   DevicePtr& out) noexcept {
+  constexpr const char* api = "mem_alloc_async";
+  std::shared_ptr<sim::Stream> stream;
+  int device = 0;
+  if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
+    return r;
+  }
+  if (Result r = impl_->find_pool(api, p, device); !r.ok()) {
+    return r;
+  }
+  if (stream->capturing()) {
+    return fail(api, Status::not_permitted,
+                sim::stream_name(stream->id()) +
+                    " is capturing: the sim does not capture "
+                    "stream-ordered allocation");
+  }
+  // Allocated now, which is earlier than stream order requires: harmless.
+  return impl_->allocate(api, device, bytes, out);
+}
+
+Result SimBackend::mem_free_async(ContextHandle ctx, DevicePtr ptr, StreamHandle s) noexcept {
+  constexpr const char* api = "mem_free_async";
+  std::shared_ptr<sim::Stream> stream;
+  if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
+    return r;
+  }
+  std::string why;
+  if (!impl_->memory.accept_free(ptr, why)) {
+    return fail(api, Status::invalid_value, std::move(why));
+  }
+  const Status status = stream->submit(sim::Work{sim::FreeWork{ptr}}, sim::Stream::DuringCapture::forbid);
+  if (status != Status::ok) {
+    impl_->memory.withdraw_free(ptr);
+    return fail(api, status,
+                sim::stream_name(stream->id()) +
+                    " is capturing: the sim does not capture "
+                    "stream-ordered frees");
+  }
+  return succeeded(api);
+}
+
+Result SimBackend::mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& out) noexcept {
+  constexpr const char* api = "mem_alloc";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  return impl_->allocate(api, device, bytes, out);
+}
+
+Result SimBackend::mem_free(ContextHandle ctx, DevicePtr ptr) noexcept {
+  constexpr const char* api = "mem_free";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  std::string why;
+  if (!impl_->memory.accept_free(ptr, why)) {
+    return fail(api, Status::invalid_value, std::move(why));
+  }
+  impl_->executor.free_block(ptr, sim::OpLabel{sim::kHostStream, api, true}, sim::Executor::Clock::now());
+  return succeeded(api);
+}
+
+Result SimBackend::mem_info(ContextHandle ctx, std::size_t& free_bytes, std::size_t& total_bytes) noexcept {
+  constexpr const char* api = "mem_info";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  impl_->memory.info(device, free_bytes, total_bytes);
+  return succeeded(api);
+}
+
+// --- transfers ---------------------------------------------------------------------
+// Addresses are checked when the operation runs (a dead one is a violation,
+// as on a device); here only arguments that can never be right.
+
+Result SimBackend::memcpy_async(ContextHandle ctx, DevicePtr dst, DevicePtr src, std::size_t bytes,
+                                StreamHandle s) noexcept {
+  constexpr const char* api = "memcpy_async";
+  if (bytes > 0 && (dst == 0 || src == 0)) {
+    return fail(api, Status::invalid_value,
+                "copy of " + std::to_string(bytes) + " bytes from " + sim::hex(src) + " to " + sim::hex(dst) +
+                    ": null device pointer");
+  }
+  return impl_->submit(api, ctx, s, sim::Work{sim::CopyWork{dst, src, bytes}});
+}
+
+Result SimBackend::upload_async(ContextHandle ctx, DevicePtr dst, const void* src, std::size_t bytes,
+                                StreamHandle s) noexcept {
+  constexpr const char* api = "upload_async";
+  if (bytes > 0 && (dst == 0 || src == nullptr)) {
+    return fail(api, Status::invalid_value,
+                "upload of " + std::to_string(bytes) + " bytes to " + sim::hex(dst) +
+                    ": null device or host pointer");
+  }
+  return impl_->submit(api, ctx, s, sim::Work{sim::UploadWork{dst, src, bytes}});
+}
+
+Result SimBackend::download_async(ContextHandle ctx, void* dst, DevicePtr src, std::size_t bytes,
+                                  StreamHandle s) noexcept {
+  constexpr const char* api = "download_async";
+  if (bytes > 0 && (dst == nullptr || src == 0)) {
+    return fail(api, Status::invalid_value,
+                "download of " + std::to_string(bytes) + " bytes from " + sim::hex(src) +
+                    ": null device or host pointer");
+  }
+  return impl_->submit(api, ctx, s, sim::Work{sim::DownloadWork{dst, src, bytes}});
+}
+
+Result SimBackend::memset8_async(ContextHandle ctx, DevicePtr dst, std::uint8_t value, std::size_t count,
+                                 StreamHandle s) noexcept {
+  constexpr const char* api = "memset8_async";
+  if (count > 0 && dst == 0) {
+    return fail(api, Status::invalid_value,
+                "memset of " + std::to_string(count) + " bytes: null device pointer");
+  }
+  return impl_->submit(api, ctx, s, sim::Work{sim::MemsetWork{dst, value, count}});
+}
+
+// --- kernels -------------------------------------------------------------------------
+
+namespace {
+
+std::string kernel_text(const KernelSymbol& k) { return "kernel '" + std::string(k.name) + "'"; }
+
+// Why `request` can never be launched, or empty.
+std::string launch_problem(const LaunchRequest& request, const KernelSymbol& k) {
+  const Dim3 g = request.dims.grid;
+  const Dim3 b = request.dims.block;
+  if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0) {
+    return kernel_text(k) + ": grid (" + std::to_string(g.x) + "," + std::to_string(g.y) + "," +
+           std::to_string(g.z) + ") and block (" + std::to_string(b.x) + "," + std::to_string(b.y) + "," +
+           std::to_string(b.z) + ") must have no zero dimension";
+  }
+  const std::uint64_t threads = std::uint64_t{b.x} * b.y * b.z;
+  if (threads > kMaxThreadsPerBlock) {
+    return kernel_text(k) + ": a block of " + std::to_string(threads) + " threads (at most " +
+           std::to_string(kMaxThreadsPerBlock) + ")";
+  }
+  if (k.param_count > 0 && k.params == nullptr) {
+    return kernel_text(k) + " declares " + std::to_string(k.param_count) +
+           " parameters but KernelSymbol::params is null";
+  }
+  if (k.param_count > 0 && request.params == nullptr) {
+    return kernel_text(k) + " takes " + std::to_string(k.param_count) +
+           " parameters but LaunchRequest::params is null";
+  }
+  for (std::uint32_t i = 0; i < k.param_count; ++i) {
+    if (request.params[i] == nullptr && k.params[i].size > 0) {
+      return kernel_text(k) + ": params[" + std::to_string(i) + "] is null";
+    }
+    if (k.params[i].kind == ParamKind::pointer_led && k.params[i].size < sizeof(DevicePtr)) {
+      return kernel_text(k) + ": parameter " + std::to_string(i) + " is pointer-led but " +
+             std::to_string(k.params[i].size) + " bytes (its DevicePtr needs 8)";
+    }
+  }
+  if (request.access_count > 0 && request.accesses == nullptr) {
+    return kernel_text(k) + ": " + std::to_string(request.access_count) +
+           " accesses declared but LaunchRequest::accesses is null";
+  }
+  return {};
+}
+
+}  // namespace
+
+Result SimBackend::kernel_function(ContextHandle ctx, const KernelSymbol& symbol,
+                                   FunctionHandle& out) noexcept {
+  constexpr const char* api = "kernel_function";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  if (symbol.host == nullptr) {
+    return fail(api, Status::not_supported,
+                kernel_text(symbol) + " has no host reference (KernelSymbol::host is null)");
+  }
+  // The sim needs nothing per context: the handle is the symbol itself.
+  out.raw = const_cast<KernelSymbol*>(&symbol);
+  return succeeded(api);
+}
+
+Result SimBackend::launch(const LaunchRequest& request) noexcept {
+  constexpr const char* api = "launch";
+  const KernelSymbol* symbol = request.symbol;
+  if (symbol == nullptr) {
+    symbol = static_cast<const KernelSymbol*>(request.function.raw);
+  }
+  if (symbol == nullptr) {
+    return fail(api, Status::invalid_handle, "LaunchRequest names no kernel (no symbol, no function)");
+  }
+  if (request.function && request.function.raw != symbol) {
+    return fail(api, Status::invalid_value,
+                "LaunchRequest::function and ::symbol name different kernels (" + kernel_text(*symbol) + ")");
+  }
+  if (symbol->host == nullptr) {
+    return fail(api, Status::not_supported,
+                kernel_text(*symbol) + " has no host reference (KernelSymbol::host is null)");
+  }
+  if (std::string problem = launch_problem(request, *symbol); !problem.empty()) {
+    return fail(api, Status::invalid_value, std::move(problem));
+  }
+  sim::LaunchWork work{symbol, request.dims, sim::ParamBuffer(*symbol, request.params),
+                       std::vector<Access>(request.accesses, request.accesses + request.access_count)};
+  return impl_->submit(api, request.context, request.stream, sim::Work{std::move(work)});
+}
+
+// --- graphs --------------------------------------------------------------------------
+
+Result SimBackend::capture_begin(ContextHandle ctx, StreamHandle s) noexcept {
+  constexpr const char* api = "capture_begin";
+  std::shared_ptr<sim::Stream> stream;
+  if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
+    return r;
+  }
+  if (stream->begin_capture() != Status::ok) {
+    return fail(api, Status::not_permitted, sim::stream_name(stream->id()) + " is already capturing");
+  }
+  return succeeded(api);
+}
+
+Result SimBackend::capture_end(ContextHandle ctx, StreamHandle s, GraphHandle& out) noexcept {
+  constexpr const char* api = "capture_end";
+  std::shared_ptr<sim::Stream> stream;
+  if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
+    return r;
+  }
+  auto graph = std::make_shared<Graph>();
+  graph->device = stream->device();
+  if (stream->end_capture(graph->commands) != Status::ok) {
+    return fail(api, Status::invalid_value,
+                sim::stream_name(stream->id()) + " is not capturing (no capture_begin)");
+  }
+  out.raw = graph.get();
+  Lock lock(impl_->mu);
+  impl_->graphs.emplace(graph.get(), std::move(graph));
+  return succeeded(api);
+}
+
+Result SimBackend::graph_launch(ContextHandle ctx, GraphHandle g, StreamHandle s) noexcept {
+  constexpr const char* api = "graph_launch";
+  std::shared_ptr<sim::Stream> stream;
+  std::shared_ptr<const Graph> graph;
+  if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
+    return r;
+  }
+  if (Result r = impl_->find_graph(api, g, graph); !r.ok()) {
+    return r;
+  }
+  // The queue gets copies: destroying the graph cannot disturb a replay.
+  stream->submit_all(graph->commands);
+  return succeeded(api);
+}
+
+Result SimBackend::graph_destroy(ContextHandle ctx, GraphHandle g) noexcept {
+  constexpr const char* api = "graph_destroy";
+  int device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  Lock lock(impl_->mu);
+  if (impl_->graphs.erase(g.raw) == 0) {
+    return fail(api, Status::invalid_handle,
+                "graph " + handle_text(g.raw) + " is not live in this sim backend (destroyed?)");
+  }
+  return succeeded(api);
+}
+
+// --- simulation controls -------------------------------------------------------------
+
+// The controls return nothing: an unknown stream is ignored.
+
+void SimBackend::set_stream_delay(StreamHandle s, std::chrono::microseconds delay) {
+  if (auto stream = impl_->live_stream(s)) {
+    stream->set_delay(delay);
+  }
+}
+
+void SimBackend::arm_completion_unknown(StreamHandle s) {
+  if (auto stream = impl_->live_stream(s)) {
+    stream->arm_fault();
+  }
+}
+
+void SimBackend::fail_nth_alloc(std::uint64_t n) { impl_->memory.fail_nth_alloc(n); }
+
+std::vector<Violation> SimBackend::violations() const { return impl_->checker.violations(); }
+
+std::uint64_t SimBackend::violation_count() const noexcept { return impl_->checker.count(); }
+
+std::uint64_t SimBackend::live_allocations() const noexcept { return impl_->memory.live_allocations(); }
+
+std::uint64_t SimBackend::live_bytes() const noexcept { return impl_->memory.live_bytes(); }
+
+}  // namespace tandem::driver

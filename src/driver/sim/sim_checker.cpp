@@ -1,0 +1,93 @@
+#include "sim_checker.hpp"
+
+#include <utility>
+
+#include "sim_text.hpp"
+
+namespace tandem::driver::sim {
+
+namespace {
+
+bool overlap(const Access& a, const Access& b) {
+  if (a.bytes == 0 || b.bytes == 0) {
+    return false;
+  }
+  return a.ptr < b.ptr + b.bytes && b.ptr < a.ptr + a.bytes;
+}
+
+// "launch 'k' on stream #2 writes [..)" / "free on the host frees [..)"
+std::string describe_side(const OpLabel& op, const Access& a) {
+  return op.what + " on " + stream_name(op.stream) + " " + (op.is_free ? "frees" : mode_verb(a.mode)) + " " +
+         byte_range(a.ptr, a.bytes);
+}
+
+struct Found {
+  Violation::Kind kind;
+  std::string detail;
+};
+
+Found classify(const OpLabel& new_op, const Access& new_access, const OpLabel& old_op,
+               const Access& old_access) {
+  const std::string now = describe_side(new_op, new_access);
+  const std::string then = describe_side(old_op, old_access);
+  // What the executor does about it (see Executor::run_work / free_block).
+  const std::string outcome = new_op.is_free ? "; the block was released without poisoning"
+                                             : "; " + new_op.what + " was not performed";
+  if (new_op.is_free || old_op.is_free) {
+    return {Violation::Kind::use_after_free,
+            now + " while " + then + " (a free not ordered after the other stream's use)" + outcome};
+  }
+  return {Violation::Kind::unordered_conflict,
+          now + " while " + then + " (no ordering between the two streams)" + outcome};
+}
+
+}  // namespace
+
+void Checker::record(Violation::Kind kind, std::string detail) {
+  Lock lock(log_mu_);
+  log_.push_back(Violation{kind, std::move(detail)});
+  count_.store(log_.size(), std::memory_order_relaxed);
+}
+
+std::vector<Violation> Checker::violations() const {
+  Lock lock(log_mu_);
+  return log_;
+}
+
+std::uint64_t Checker::enter(const OpLabel& op, std::span<const Access> accesses, std::size_t& overlaps) {
+  std::vector<Found> found;
+  std::uint64_t token = 0;
+  {
+    Lock lock(active_mu_);
+    token = next_token_++;
+    for (const Access& mine : accesses) {
+      for (const Active& other : active_) {
+        if (other.op->stream == op.stream || !overlap(mine, other.access)) {
+          continue;
+        }
+        if (!writes(mine.mode) && !writes(other.access.mode)) {
+          continue;
+        }
+        found.push_back(classify(op, mine, *other.op, other.access));
+      }
+    }
+    for (const Access& mine : accesses) {
+      if (mine.bytes > 0) {
+        active_.push_back(Active{mine, &op, token});
+      }
+    }
+  }
+  // Recorded outside active_mu_ so that the two locks are never nested.
+  for (Found& f : found) {
+    record(f.kind, std::move(f.detail));
+  }
+  overlaps = found.size();
+  return token;
+}
+
+void Checker::leave(std::uint64_t token) {
+  Lock lock(active_mu_);
+  std::erase_if(active_, [token](const Active& a) { return a.token == token; });
+}
+
+}  // namespace tandem::driver::sim

@@ -1,0 +1,82 @@
+// sim_checker.hpp — the simulated device's violation detector (private to
+// src/driver/sim).
+//
+// Every operation, while it runs (from its start until it completes,
+// including its stream delay), has its byte accesses registered in one shared
+// active set. Registering checks the new accesses against those of operations
+// on other streams:
+//   - overlap, at least one side writing         -> unordered_conflict
+//   - the same, where one side is a free          -> use_after_free
+// Operations on one stream never conflict (the stream orders them), and
+// zero-byte accesses never conflict. The operation that starts second is the
+// one that finds the overlap; the executor then skips it (a free still
+// releases its block, but without poisoning bytes still in use), so a
+// runtime's missing order never becomes a data race inside the sim.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim_sync.hpp"
+#include "tandem/driver/sim_backend.hpp"
+
+namespace tandem::driver::sim {
+
+// Who is running: the stream and a short description ("launch 'saxpy'").
+struct OpLabel {
+  std::uint64_t stream = 0;
+  std::string what;
+  bool is_free = false;
+};
+
+class Checker {
+ public:
+  void record(Violation::Kind kind, std::string detail) SIM_EXCLUDES(log_mu_);
+  [[nodiscard]] std::vector<Violation> violations() const SIM_EXCLUDES(log_mu_);
+  [[nodiscard]] std::uint64_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
+
+  // Registers `accesses` of `op` (which must outlive the registration) and
+  // records a violation for every overlap found. Returns the registration
+  // token and, through `overlaps`, how many violations were recorded.
+  std::uint64_t enter(const OpLabel& op, std::span<const Access> accesses, std::size_t& overlaps)
+      SIM_EXCLUDES(active_mu_, log_mu_);
+  void leave(std::uint64_t token) SIM_EXCLUDES(active_mu_);
+
+ private:
+  struct Active {
+    Access access;
+    const OpLabel* op = nullptr;
+    std::uint64_t token = 0;
+  };
+
+  mutable Mutex active_mu_;
+  std::vector<Active> active_ SIM_GUARDED_BY(active_mu_);
+  std::uint64_t next_token_ SIM_GUARDED_BY(active_mu_) = 1;
+
+  mutable Mutex log_mu_;
+  std::vector<Violation> log_ SIM_GUARDED_BY(log_mu_);
+  std::atomic<std::uint64_t> count_{0};  // log_.size(), readable without log_mu_
+};
+
+// RAII registration of one running operation's accesses.
+class ActiveScope {
+ public:
+  ActiveScope(Checker& checker, const OpLabel& op, std::span<const Access> accesses)
+      : checker_(checker), token_(checker.enter(op, accesses, overlaps_)) {}
+  ~ActiveScope() { checker_.leave(token_); }
+  ActiveScope(const ActiveScope&) = delete;
+  ActiveScope& operator=(const ActiveScope&) = delete;
+
+  // No other stream's operation overlapped this one when it started.
+  [[nodiscard]] bool clean() const noexcept { return overlaps_ == 0; }
+
+ private:
+  Checker& checker_;
+  std::size_t overlaps_ = 0;
+  std::uint64_t token_;
+};
+
+}  // namespace tandem::driver::sim

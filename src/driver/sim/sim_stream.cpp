@@ -1,0 +1,167 @@
+#include "sim_stream.hpp"
+
+#include <utility>
+
+namespace tandem::driver::sim {
+
+// Lock order: Stream::mu_ may be held while calling into Events (binding a
+// record or a wait); the worker runs operations holding no stream lock.
+
+Stream::Stream(std::uint64_t id, int device, Executor& executor, Events& events)
+    : id_(id), device_(device), executor_(executor), events_(events) {}
+
+Stream::~Stream() {
+  if (!worker_.joinable()) {
+    return;
+  }
+  close();
+  join();
+}
+
+void Stream::start() {
+  worker_ = std::thread([this] { worker_loop(); });
+}
+
+void Stream::worker_loop() {
+  for (;;) {
+    Op op;
+    {
+      Lock lock(mu_);
+      while (queue_.empty() && !closing_) {
+        lock.wait(work_cv_);
+      }
+      if (queue_.empty()) {
+        break;  // closed and drained
+      }
+      op = std::move(queue_.front());
+      queue_.pop_front();
+      running_ = true;
+    }
+    executor_.run(op, id_);
+    Lock lock(mu_);
+    running_ = false;
+    // A record completes here, under mu_, together with the idle state: once
+    // an event is seen complete, a query of its stream sees the work done too.
+    if (auto* marker = std::get_if<MarkerOp>(&op)) {
+      events_.complete(*marker->record);
+    }
+    if (queue_.empty()) {
+      idle_cv_.notify_all();
+    }
+  }
+  Lock lock(mu_);
+  finished_ = true;
+}
+
+void Stream::enqueue(Command command) {
+  const std::chrono::microseconds delay = delay_;
+  Op op =
+      std::visit(Overloaded{
+                     [&](Work& w) -> Op {
+                       return TimedWork{std::move(w), delay};
+                     },
+                     [&](RecordCommand& r) -> Op { return MarkerOp{events_.record(*r.event, id_, faults_)}; },
+                     [&](WaitCommand& w) -> Op { return WaitOp{events_.latest(*w.event)}; },
+                 },
+                 command);
+  queue_.push_back(std::move(op));
+  work_cv_.notify_one();
+}
+
+Status Stream::submit(Command command, DuringCapture rule) {
+  Lock lock(mu_);
+  if (closing_) {
+    return Status::invalid_handle;
+  }
+  if (capturing_) {
+    if (rule == DuringCapture::forbid) {
+      return Status::not_permitted;
+    }
+    captured_.push_back(std::move(command));
+    return Status::ok;
+  }
+  enqueue(std::move(command));
+  return Status::ok;
+}
+
+void Stream::submit_all(const std::vector<Command>& commands) {
+  Lock lock(mu_);
+  for (const Command& c : commands) {
+    if (capturing_) {
+      captured_.push_back(c);
+    } else {
+      enqueue(c);
+    }
+  }
+}
+
+Status Stream::synchronize() {
+  Lock lock(mu_);
+  if (capturing_) {
+    return Status::not_permitted;
+  }
+  while (!queue_.empty() || running_) {
+    lock.wait(idle_cv_);
+  }
+  return Status::ok;
+}
+
+Status Stream::query() {
+  Lock lock(mu_);
+  if (capturing_) {
+    return Status::not_permitted;
+  }
+  return queue_.empty() && !running_ ? Status::ok : Status::not_ready;
+}
+
+Status Stream::begin_capture() {
+  Lock lock(mu_);
+  if (capturing_) {
+    return Status::not_permitted;
+  }
+  capturing_ = true;
+  return Status::ok;
+}
+
+Status Stream::end_capture(std::vector<Command>& out) {
+  Lock lock(mu_);
+  if (!capturing_) {
+    return Status::invalid_value;
+  }
+  capturing_ = false;
+  out = std::exchange(captured_, {});
+  return Status::ok;
+}
+
+bool Stream::capturing() const {
+  Lock lock(mu_);
+  return capturing_;
+}
+
+void Stream::set_delay(std::chrono::microseconds delay) {
+  Lock lock(mu_);
+  delay_ = delay;
+}
+
+void Stream::arm_fault() { events_.arm(faults_); }
+
+void Stream::close() {
+  Lock lock(mu_);
+  closing_ = true;
+  capturing_ = false;
+  captured_.clear();
+  work_cv_.notify_one();
+}
+
+bool Stream::finished() const {
+  Lock lock(mu_);
+  return finished_;
+}
+
+void Stream::join() {
+  if (worker_.joinable()) {
+    worker_.join();
+  }
+}
+
+}  // namespace tandem::driver::sim
