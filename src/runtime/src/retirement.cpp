@@ -13,8 +13,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// While work is pending and nothing completes: spin (yielding) this long
-// before sleeping, then sleep from kMinSleep doubling up to kMaxSleep.
+// While work is pending: sweep every kLatencyGap when queues are shallow
+// (<= kShallowQueue) or someone waits, every kThroughputGap otherwise; after
+// kSpinWhilePending without progress, sleep from kMinSleep doubling up to
+// kMaxSleep.
+constexpr auto kLatencyGap = std::chrono::microseconds(2);
+constexpr auto kThroughputGap = std::chrono::microseconds(30);
+constexpr std::uint32_t kShallowQueue = 4;
 constexpr auto kSpinWhilePending = std::chrono::microseconds(200);
 constexpr auto kMinSleep = std::chrono::microseconds(20);
 constexpr auto kMaxSleep = std::chrono::microseconds(1000);
@@ -120,15 +125,16 @@ void Retirement::run() {
   while (!process_is_exiting()) {
     snapshot(streams);
     bool any_pending = false;
-    const bool progress = sweep(streams, any_pending);
+    std::uint32_t deepest = 0;
+    const bool progress = sweep(streams, any_pending, deepest);
     if (progress) {
       last_progress = Clock::now();
       idle_rounds = 0;
       if (waiters_.load(std::memory_order_acquire) != 0) notify_waiters();
     }
-    if (progress) continue;
     if (any_pending || waiters_.load(std::memory_order_acquire) != 0) {
-      pause_while_pending(idle_rounds);
+      if (!progress) ++idle_rounds;
+      pace(deepest, idle_rounds);
       continue;
     }
     if (Clock::now() - last_progress < kIdleSpin) {
@@ -140,14 +146,19 @@ void Retirement::run() {
   }
 }
 
-void Retirement::pause_while_pending(unsigned& idle_rounds) {
-  static const auto spin_rounds = [] {
-    // Calibrate the spin phase in rounds of yield (~1 µs each, roughly).
-    return static_cast<unsigned>(kSpinWhilePending / std::chrono::microseconds(1));
-  }();
-  ++idle_rounds;
-  if (idle_rounds < spin_rounds || waiters_.load(std::memory_order_acquire) != 0) {
-    std::this_thread::yield();
+// Between sweeps while work is pending. The gap keeps retirement from
+// competing with the submitting threads for the driver: a deep queue (work
+// streaming in) is swept every kThroughputGap, a shallow one (someone may be
+// waiting on that very submission) or any waiter every kLatencyGap. After
+// kSpinWhilePending without progress it sleeps, 20 µs doubling to 1 ms,
+// so a long kernel costs no CPU.
+void Retirement::pace(std::uint32_t deepest, unsigned idle_rounds) {
+  const bool waiting = waiters_.load(std::memory_order_acquire) != 0;
+  const auto gap = waiting || deepest <= kShallowQueue ? kLatencyGap : kThroughputGap;
+  const unsigned spin_rounds = static_cast<unsigned>(kSpinWhilePending / gap) + 1;
+  if (waiting || idle_rounds < spin_rounds) {
+    const auto until = Clock::now() + gap;
+    while (Clock::now() < until) TANDEM_CPU_RELAX();
     return;
   }
   const unsigned doublings = std::min(idle_rounds - spin_rounds, 6U);
@@ -173,7 +184,7 @@ void Retirement::sleep_until_woken(const std::vector<StreamState*>& streams) {
   sleeping_.store(false, std::memory_order_seq_cst);
 }
 
-bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending) {
+bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, std::uint32_t& deepest) {
   bool progress = false;
   // A released stream is found below like any other; the flag only woke us.
   dirty_.store(false, std::memory_order_relaxed);
@@ -181,7 +192,9 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending) {
   for (StreamState* s : streams) {
     if (s->pending.load(std::memory_order_acquire) != 0) {
       progress |= sweep_stream(*s);
-      any_pending |= s->pending.load(std::memory_order_acquire) != 0;
+      const std::uint32_t left = s->pending.load(std::memory_order_acquire);
+      any_pending |= left != 0;
+      deepest = std::max(deepest, left);
     }
     if (s->abandoned()) {
       {
@@ -200,10 +213,12 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending) {
   return progress;
 }
 
-// One driver query in the common case: the newest event. If it is complete,
-// stream order proves everything before it complete. Otherwise walk from the
-// oldest until the first incomplete event; an error there is attributed to
-// that submission alone (quarantined), and later ones are still examined.
+// Per sweep, a bounded number of driver queries whatever the queue length:
+// the newest event first (complete: stream order proves the whole queue
+// complete); otherwise a bisection for the last complete one, at most
+// kProbes queries, retiring the prefix it proves. An error anywhere switches
+// to a walk from the oldest that attributes it to the submission whose own
+// event reports it (quarantined) and still retires the others.
 bool Retirement::sweep_stream(StreamState& s) {
   Submission* head;
   Submission* newest;
@@ -217,15 +232,58 @@ bool Retirement::sweep_stream(StreamState& s) {
   // they are stable without the lock; only newest->next may be changing.
   outcomes_.clear();
   const driver::Result r = query(s, *newest);
-  for (Submission* p = head;; p = p->next) {
-    const driver::Result q = r.ok() || p == newest ? r : query(s, *p);
-    if (q.status == driver::Status::not_ready) break;
-    outcomes_.push_back({p, q.ok()});
-    if (p == newest) break;
+  Submission* last_complete = nullptr;
+  if (r.ok()) {
+    last_complete = newest;
+  } else if (r.status == driver::Status::not_ready) {
+    if (!bisect(s, head, newest, last_complete)) walk_attributing_errors(s, head, newest);
+  } else {
+    walk_attributing_errors(s, head, newest);
+  }
+  if (last_complete) {
+    for (Submission* p = head;; p = p->next) {
+      outcomes_.push_back({p, true});
+      if (p == last_complete) break;
+    }
   }
   if (outcomes_.empty()) return false;
   settle(s);
   return true;
+}
+
+// Finds (within kProbes queries) a complete submission in [head, newest),
+// newest known incomplete. False if a query reported an error.
+bool Retirement::bisect(StreamState& s, Submission* head, Submission* newest, Submission*& last_complete) {
+  constexpr int kProbes = 3;
+  std::uint64_t lo = 0;                        // offsets [0, lo) proven complete
+  std::uint64_t hi = newest->seq - head->seq;  // offset hi is incomplete
+  Submission* at_lo = head;
+  for (int probe = 0; probe < kProbes && lo < hi; ++probe) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    Submission* node = at_lo;
+    for (std::uint64_t i = lo; i < mid; ++i) node = node->next;
+    const driver::Result q = query(s, *node);
+    if (q.ok()) {
+      last_complete = node;
+      lo = mid + 1;
+      at_lo = node->next;
+    } else if (q.status == driver::Status::not_ready) {
+      hi = mid;
+    } else {
+      last_complete = nullptr;
+      return false;
+    }
+  }
+  return true;
+}
+
+void Retirement::walk_attributing_errors(StreamState& s, Submission* head, Submission* newest) {
+  for (Submission* p = head;; p = p->next) {
+    const driver::Result q = query(s, *p);
+    if (q.status == driver::Status::not_ready) break;
+    outcomes_.push_back({p, q.ok()});
+    if (p == newest) break;
+  }
 }
 
 // Releases what the settled prefix held, publishes each outcome (release
@@ -246,10 +304,10 @@ void Retirement::settle(StreamState& s) {
       released_leases += p.leases.size();
       release_leases(p);
       p.keep_alive.reset();
-      ++retired;
+      if (p.user_visible()) ++retired;
     } else {
       quarantine(p);
-      ++quarantined_n;
+      if (p.user_visible()) ++quarantined_n;
     }
     p.state.store(o.completed ? SubmissionState::retired : SubmissionState::quarantined,
                   std::memory_order_release);

@@ -2,13 +2,16 @@
 // complete and releases what they held (spec/runtime.md §6,
 // spec/design-notes.md "Completion and retirement").
 //
-// - Per stream, one driver query per sweep in the common case: the newest
-//   pending event; complete means the whole queue retires. Otherwise (or on
-//   an error) it walks from the oldest until the first incomplete event,
-//   attributing errors to the submission whose event reports them.
+// - Per stream, at most 1 + 3 driver queries per sweep, whatever the queue
+//   length: the newest pending event (complete: the whole queue retires),
+//   else a bounded bisection for the last complete one. On an error it walks
+//   from the oldest, attributing the error to the submission whose own event
+//   reports it (quarantined) and retiring the others.
 // - Asleep on a condition variable while nothing is pending (no CPU); a
-//   submit wakes it only if it sleeps. While work is pending it polls: a short
-//   spin, then sleeps growing from 20 µs to 1 ms; a waiter makes it spin.
+//   submit wakes it only if it sleeps. While work is pending it sweeps every
+//   2 µs (shallow queues, or a waiter) or 30 µs (deep queues: work streaming
+//   in, where querying more often only slows the submitters down), and after
+//   200 µs without progress sleeps 20 µs doubling to 1 ms.
 // - Frees memory, releases foreign owners and destroys streams on its own
 //   thread, never inside a driver callback, never holding a runtime lock.
 #pragma once
@@ -66,12 +69,14 @@ class Retirement {
   Retirement();
   void run();
   // Returns true if anything retired, was quarantined or destroyed.
-  bool sweep(std::vector<StreamState*>& streams, bool& any_pending);
+  bool sweep(std::vector<StreamState*>& streams, bool& any_pending, std::uint32_t& deepest);
   bool sweep_stream(StreamState& s);
+  bool bisect(StreamState& s, Submission* head, Submission* newest, Submission*& last_complete);
+  void walk_attributing_errors(StreamState& s, Submission* head, Submission* newest);
   void settle(StreamState& s);
   void snapshot(std::vector<StreamState*>& out);
   bool anything_pending(const std::vector<StreamState*>& streams) const;
-  void pause_while_pending(unsigned& idle_rounds);
+  void pace(std::uint32_t deepest, unsigned idle_rounds);
   void sleep_until_woken(const std::vector<StreamState*>& streams);
   void wake() noexcept;
   void notify_waiters();
