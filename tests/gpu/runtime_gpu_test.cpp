@@ -93,7 +93,9 @@ TEST_F(GpuRuntime, ForgottenFutureKeepsBufferAliveUntilKernelCompletes) {
     after_fill.emplace(platform(), ctx(), s);
   }  // every handle is gone while the kernels are in flight
   const auto live = ctx().stats().live_allocations;
-  if (!after_fill->done()) EXPECT_EQ(live, before.live_allocations + 1) << "freed while in flight";
+  if (!after_fill->done()) {
+    EXPECT_EQ(live, before.live_allocations + 1) << "freed while in flight";
+  }
   ASSERT_TRUE(ctx().wait_for_retirement(10s));
   const auto after = ctx().stats();
   EXPECT_EQ(after.live_allocations, before.live_allocations);
@@ -170,7 +172,9 @@ TEST_F(GpuRuntime, DroppedStreamWithPendingWorkStillRetiresIt) {
     after_work.emplace(platform(), ctx(), s);
   }
   const auto pending = ctx().stats().pending_submissions;
-  if (!after_work->done()) EXPECT_GE(pending, before.pending_submissions + 1);
+  if (!after_work->done()) {
+    EXPECT_GE(pending, before.pending_submissions + 1);
+  }
   ASSERT_TRUE(ctx().wait_for_retirement(10s));
   const auto after = ctx().stats();
   EXPECT_EQ(after.pending_submissions, 0u);
@@ -210,7 +214,9 @@ TEST_F(GpuRuntime, RejectPolicyRejectsWhileLeaseHeldAcceptsAfter) {
   }
   // Accepted only if the spin had already finished on the device (and so
   // could have retired): never while it still runs.
-  if (!rejected) EXPECT_TRUE(spun.done()) << "a conflicting write was accepted while the lease was held";
+  if (!rejected) {
+    EXPECT_TRUE(spun.done()) << "a conflicting write was accepted while the lease was held";
+  }
   ASSERT_TRUE(f.wait(10s));
   EXPECT_NO_THROW((void)fill(b, buf, 9));
   ASSERT_TRUE(reject.wait_for_retirement(10s));

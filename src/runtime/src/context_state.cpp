@@ -129,6 +129,7 @@ RuntimeStats ContextState::stats() const {
   st.allocations_total = allocations_total.load(std::memory_order_relaxed);
   st.frees_total = frees_total.load(std::memory_order_relaxed);
   st.uniqueness_checks = uniqueness_checks.sum();
+  st.active_leases = quarantined_leases.load(std::memory_order_relaxed);
   Guard g(mu_);
   st.quarantined_submissions = quarantine_.size();
   st.retired_submissions = retired_by_gone_streams_;

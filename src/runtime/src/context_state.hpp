@@ -73,6 +73,7 @@ struct ContextState {
   std::atomic<std::uint64_t> quarantined_allocations{0};
   std::atomic<std::uint64_t> quarantined_bytes{0};
   std::atomic<std::uint64_t> foreign_unreleased{0};
+  std::atomic<std::uint64_t> quarantined_leases{0};  // held forever
   std::atomic<std::uint64_t> allocations_total{0};
   std::atomic<std::uint64_t> frees_total{0};
   ShardedCounter uniqueness_checks;

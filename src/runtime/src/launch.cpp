@@ -23,11 +23,12 @@ detail::StreamState& stream_of(StreamRef s) {
 
 // The lease an access of `v` takes; Error(device_mismatch) if `v` belongs to
 // another context than the stream's. Returns false for an empty range.
-bool request_for(const detail::StreamState& s, const View& v, driver::AccessMode mode,
+bool request_for(const detail::StreamState& s, const View* view, driver::AccessMode mode,
                  AccessRequest& out, const char* what) {
-  if (!v.valid()) {
+  if (!view || !view->valid()) {
     throw Error(ErrorCode::invalid_handle, std::string(what) + " with an empty or moved-from view");
   }
+  const View& v = *view;
   detail::AllocationState* a = v.allocation();
   if (a->ctx != s.ctx) {
     throw Error(ErrorCode::device_mismatch,
@@ -75,7 +76,7 @@ LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
   for (const ViewAccess& va : accesses) {
     AccessRequest r;
     const driver::AccessMode mode = lease_mode(va.access, va.view && va.view->valid() && va.view->is_atomic());
-    if (!request_for(s, *va.view, mode, r, symbol.name)) continue;
+    if (!request_for(s, va.view, mode, r, symbol.name)) continue;
     reqs.push_back(r);
     declared.push_back(driver::Access{r.alloc->base + r.offset, r.bytes, r.mode});
   }
@@ -96,8 +97,8 @@ LaunchFuture copy(StreamRef stream, const View& src, const View& dst) {
   detail::StreamState& s = stream_of(stream);
   AccessRequest reqs[2];
   std::uint32_t n = 0;
-  n += request_for(s, src, driver::AccessMode::read, reqs[n], "copy") ? 1 : 0;
-  n += request_for(s, dst, driver::AccessMode::write, reqs[n], "copy") ? 1 : 0;
+  n += request_for(s, &src, driver::AccessMode::read, reqs[n], "copy") ? 1 : 0;
+  n += request_for(s, &dst, driver::AccessMode::write, reqs[n], "copy") ? 1 : 0;
   require_contiguous(src, "copy");
   require_contiguous(dst, "copy");
   const std::uint64_t bytes = src.extent_bytes();
@@ -119,7 +120,7 @@ LaunchFuture copy(StreamRef stream, const View& src, const View& dst) {
 LaunchFuture memset_bytes(StreamRef stream, const View& dst, std::uint8_t value) {
   detail::StreamState& s = stream_of(stream);
   AccessRequest req;
-  const std::uint32_t n = request_for(s, dst, driver::AccessMode::write, req, "memset") ? 1 : 0;
+  const std::uint32_t n = request_for(s, &dst, driver::AccessMode::write, req, "memset") ? 1 : 0;
   require_contiguous(dst, "memset");
   driver::Backend& b = s.ctx->backend();
   auto enqueue = [&](driver::StreamHandle h) {
@@ -132,7 +133,7 @@ LaunchFuture memset_bytes(StreamRef stream, const View& dst, std::uint8_t value)
 LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte> bytes) {
   detail::StreamState& s = stream_of(stream);
   AccessRequest req;
-  const std::uint32_t n = request_for(s, dst, driver::AccessMode::write, req, "upload") ? 1 : 0;
+  const std::uint32_t n = request_for(s, &dst, driver::AccessMode::write, req, "upload") ? 1 : 0;
   require_contiguous(dst, "upload");
   const std::uint64_t want = dst.extent_bytes();
   if (bytes.size() != want) {
@@ -152,7 +153,7 @@ LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte
 Download download(StreamRef stream, const View& src) {
   detail::StreamState& s = stream_of(stream);
   AccessRequest req;
-  const std::uint32_t n = request_for(s, src, driver::AccessMode::read, req, "download") ? 1 : 0;
+  const std::uint32_t n = request_for(s, &src, driver::AccessMode::read, req, "download") ? 1 : 0;
   require_contiguous(src, "download");
   auto host = std::make_shared<std::vector<std::byte>>(src.extent_bytes());
   driver::Backend& b = s.ctx->backend();

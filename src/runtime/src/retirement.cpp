@@ -296,7 +296,7 @@ void Retirement::settle(StreamState& s) {
     s.head = last->next;
     if (!s.head) s.tail = nullptr;
   }
-  std::uint64_t user = 0, retired = 0, quarantined_n = 0, released_leases = 0;
+  std::uint64_t user = 0, retired = 0, quarantined_n = 0, released_leases = 0, quarantined_leases = 0;
   for (const Outcome& o : outcomes_) {
     Submission& p = *o.sub;
     if (p.user_visible()) ++user;
@@ -307,6 +307,9 @@ void Retirement::settle(StreamState& s) {
       if (p.user_visible()) ++retired;
     } else {
       quarantine(p);
+      // Its leases stay held forever: count them with the context, which
+      // outlives this stream.
+      quarantined_leases += p.leases.size();
       if (p.user_visible()) ++quarantined_n;
     }
     p.state.store(o.completed ? SubmissionState::retired : SubmissionState::quarantined,
@@ -330,7 +333,8 @@ void Retirement::settle(StreamState& s) {
       }
     }
   }
-  s.leases_held.fetch_sub(released_leases, std::memory_order_relaxed);
+  s.leases_held.fetch_sub(released_leases + quarantined_leases, std::memory_order_relaxed);
+  s.ctx->quarantined_leases.fetch_add(quarantined_leases, std::memory_order_relaxed);
   s.retired.fetch_add(retired, std::memory_order_relaxed);
   s.quarantined.fetch_add(quarantined_n, std::memory_order_relaxed);
   s.user_settled.fetch_add(user, std::memory_order_release);

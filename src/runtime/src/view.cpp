@@ -355,6 +355,7 @@ Context View::context() const {
 }
 
 View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
+  if (!stream.state()) throw Error(ErrorCode::invalid_handle, "allocate on an empty stream handle");
   detail::StreamState& s = *stream.state();
   detail::ContextState& ctx = *s.ctx;
   const std::uint32_t size = dtype_size(dtype);
@@ -392,6 +393,10 @@ View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
 View adopt(const Context& ctx, driver::DevicePtr ptr, DType dtype, std::uint64_t count,
            std::function<void()> owner) {
   detail::ContextState& c = *ctx.state();
+  if (count > std::numeric_limits<std::uint64_t>::max() / dtype_size(dtype)) {
+    throw Error(ErrorCode::out_of_range, "adopting " + std::to_string(count) + " elements of " +
+                                             std::string(dtype_name(dtype)) + ": the byte size overflows 64 bits");
+  }
   const std::uint64_t bytes = count * dtype_size(dtype);
   if (ptr == 0 && bytes != 0) throw Error(ErrorCode::invalid_handle, "adopting a null device pointer");
   return make_view(detail::AllocationState::create(c, ptr, bytes, detail::Origin::foreign, std::move(owner)),
