@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <atomic>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "tandem/context.hpp"
@@ -99,6 +101,59 @@ void BM_TrackedSimtLaunch(benchmark::State& st) {
   e.drain();
 }
 BENCHMARK(BM_TrackedSimtLaunch)->Iterations(20000)->Repetitions(7)->ReportAggregatesOnly()->UseRealTime();
+
+// --- isolating the launch cost: raw launch + pooled event record; raw launch
+// while another thread queries an event in a loop (driver contention).
+void BM_RawLaunchEventRecord(benchmark::State& st) {
+  Env& e = Env::get();
+  View src = tandem::allocate(e.stream, DType::f32, 1), dst = tandem::allocate(e.stream, DType::f32, 1);
+  auto ps = src.buffer_param<float>();
+  auto pd = dst.buffer_param<float>();
+  void* params[] = {&ps, &pd};
+  void* f = e.function(*e.copy);
+  void* s = e.stream.native().raw;
+  std::vector<tandem::driver::EventHandle> events(4096);
+  for (auto& ev : events) (void)e.platform.backend().event_create(e.ctx.native(), ev);
+  e.drain();
+  std::size_t i = 0;
+  for (auto _ : st) {
+    e.raw.launch(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
+    e.raw.event_record(events[i++ % events.size()].raw, s);
+  }
+  e.drain();
+  for (auto& ev : events) (void)e.platform.backend().event_destroy(e.ctx.native(), ev);
+}
+BENCHMARK(BM_RawLaunchEventRecord)->Iterations(20000)->Repetitions(5)->ReportAggregatesOnly()->UseRealTime();
+
+void BM_RawLaunchWhileQuerying(benchmark::State& st) {
+  Env& e = Env::get();
+  View src = tandem::allocate(e.stream, DType::f32, 1), dst = tandem::allocate(e.stream, DType::f32, 1);
+  auto ps = src.buffer_param<float>();
+  auto pd = dst.buffer_param<float>();
+  void* params[] = {&ps, &pd};
+  void* f = e.function(*e.copy);
+  void* s = e.stream.native().raw;
+  tandem::driver::EventHandle ev;
+  (void)e.platform.backend().event_create(e.ctx.native(), ev);
+  e.raw.event_record(ev.raw, s);
+  e.drain();
+  std::atomic<bool> stop{false};
+  const auto gap = std::chrono::microseconds(st.range(0));
+  std::thread querier([&] {
+    while (!stop.load()) {
+      e.raw.event_query(ev.raw);
+      const auto until = Clock::now() + gap;
+      while (Clock::now() < until) {
+      }
+    }
+  });
+  for (auto _ : st) e.raw.launch(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
+  stop = true;
+  querier.join();
+  e.drain();
+  (void)e.platform.backend().event_destroy(e.ctx.native(), ev);
+}
+BENCHMARK(BM_RawLaunchWhileQuerying)->Arg(0)->Arg(2)->Arg(30)->Iterations(20000)->Repetitions(3)->ReportAggregatesOnly()->UseRealTime();
 
 // --- round trip: launch → completion seen by the host (raw: spin on the
 // event) vs launch → drop the buffer → its memory freed by retirement.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 #include "context_state.hpp"
 #include "stream_state.hpp"
@@ -17,8 +18,17 @@ using Clock = std::chrono::steady_clock;
 // (<= kShallowQueue) or someone waits, every kThroughputGap otherwise; after
 // kSpinWhilePending without progress, sleep from kMinSleep doubling up to
 // kMaxSleep.
-constexpr auto kLatencyGap = std::chrono::microseconds(2);
-constexpr auto kThroughputGap = std::chrono::microseconds(30);
+// TANDEM_RETIRE_GAP_US="latency,throughput" overrides the two gaps (tuning).
+std::chrono::microseconds gap_from_env(int which, std::chrono::microseconds fallback) {
+  const char* v = std::getenv("TANDEM_RETIRE_GAP_US");
+  if (!v) return fallback;
+  const std::string text(v);
+  const auto comma = text.find(',');
+  const std::string part = which == 0 ? text.substr(0, comma) : (comma == std::string::npos ? "" : text.substr(comma + 1));
+  return part.empty() ? fallback : std::chrono::microseconds(std::stoll(part));
+}
+const auto kLatencyGap = gap_from_env(0, std::chrono::microseconds(2));
+const auto kThroughputGap = gap_from_env(1, std::chrono::microseconds(30));
 constexpr std::uint32_t kShallowQueue = 4;
 constexpr auto kSpinWhilePending = std::chrono::microseconds(200);
 constexpr auto kMinSleep = std::chrono::microseconds(20);
