@@ -73,9 +73,19 @@ json run_smoke(const Device& device, const SmokeOptions& o) {
   Context ctx = Context::create(device);
   ctx.trim();
   const MemoryInfo baseline = ctx.memory_info();
+  MemoryInfo final_mem = baseline;
+  bool settled = false;
   try {
+    {
+      Stream s = Stream::create(ctx);
+      cycle_buffers(s, o, checks, submissions);
+    }
+    // The baseline covers this context's pool only: measure before anything
+    // else (another context has a pool of its own) allocates.
+    settled = ctx.wait_for_retirement(std::chrono::seconds(60));
+    ctx.trim();
+    final_mem = ctx.memory_info();
     Stream s = Stream::create(ctx);
-    cycle_buffers(s, o, checks, submissions);
     View kept = allocate(s, DType::f32, 256);
     checks.add("unique buffer is unique", true, kept.is_unique());
     View slice = kept.slice(0, 128);
@@ -84,9 +94,7 @@ json run_smoke(const Device& device, const SmokeOptions& o) {
   } catch (const Error& e) {
     errors.push_back({{"code", std::string(error_code_name(e.code()))}, {"message", e.what()}});
   }
-  const bool settled = ctx.wait_for_retirement(std::chrono::seconds(60));
-  ctx.trim();
-  const MemoryInfo final_mem = ctx.memory_info();
+  settled = ctx.wait_for_retirement(std::chrono::seconds(60)) && settled;
   const RuntimeStats st = ctx.stats();
   const auto delta = static_cast<std::int64_t>(baseline.free_bytes) - static_cast<std::int64_t>(final_mem.free_bytes);
   const bool vram_ok = (delta < 0 ? -delta : delta) <= static_cast<std::int64_t>(o.vram_tolerance);

@@ -95,10 +95,36 @@ void add_lease_counts(Submission& sub) {
   }
 }
 
+// Does `newer` (same stream, later) make `older` redundant in a tracker?
+// Stream order completes `older` before `newer`, so if `newer` covers its
+// bytes with at least its mode (write covers read), every conflict `older`
+// would raise, `newer` raises too, and waiting for `newer` waits for both.
+// An ordering-only (birth) lease is covered by any lease; it covers only
+// other births.
+bool covers(const Lease& newer, const Lease& older) noexcept {
+  const auto n = static_cast<unsigned>(newer.mode), o = static_cast<unsigned>(older.mode);
+  return newer.offset <= older.offset && older.offset + older.bytes <= newer.offset + newer.bytes &&
+         (n & o) == o && (older.internal || !newer.internal);
+}
+
 // The caller holds every involved tracker lock (TrackerLocks), which the
-// analysis cannot follow through the lock set.
+// analysis cannot follow through the lock set. A hot buffer used by many
+// in-flight launches on one stream keeps one tracker entry, not one per
+// launch: the covered entry is replaced (its lease still counts, and is
+// simply not found in the tracker when it retires).
 void publish_leases(Submission& sub) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
-  for (Lease& l : sub.leases) l.alloc->leases.push_back(&l);
+  for (Lease& l : sub.leases) {
+    auto& held = l.alloc->leases;
+    bool replaced = false;
+    for (Lease*& h : held) {
+      if (h->owner->stream_id == sub.stream_id && covers(l, *h)) {
+        h = &l;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) held.push_back(&l);
+  }
 }
 
 Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
