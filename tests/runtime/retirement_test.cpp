@@ -1,0 +1,465 @@
+// spec/runtime.md §6 — completion and retirement: dropping never waits,
+// memory and foreign owners are released only after the last use retires
+// (on the retirement thread, outside the runtime's locks), unknown
+// completion quarantines, dropped streams still retire, wait_for_retirement.
+#include <optional>
+
+#include "runtime/runtime_test_support.hpp"
+
+// ThreadSanitizer: a quarantined allocation is retained forever (spec §6), and
+// with it its Context, Platform and simulated backend, so the backend never
+// joins the worker threads of streams destroyed later. Those finished,
+// never-joined sim workers are the intended leak, not a runtime thread leak
+// (the runtime's only thread, retirement, is detached).
+#if defined(TANDEM_TEST_TSAN)
+extern "C" const char* __tsan_default_options() { return "report_thread_leaks=0"; }
+#endif
+
+namespace tandem::test {
+namespace {
+
+// What a foreign owner callback saw.
+struct OwnerProbe {
+  std::atomic<int> releases{0};
+  std::atomic<std::thread::id> thread{};
+};
+
+class Retirement : public RuntimeFixture {
+ protected:
+  // Adopts `bytes` of driver memory whose owner records into `probe` and
+  // frees the memory.
+  View adopt_probed(const Context& ctx, std::size_t bytes, const std::shared_ptr<OwnerProbe>& probe) {
+    const driver::DevicePtr p = foreign_alloc(ctx, bytes);
+    return adopt(ctx, p, DType::u32, bytes / 4, [probe, &be = platform().backend(), h = ctx.native(), p] {
+      probe->thread.store(std::this_thread::get_id());
+      probe->releases.fetch_add(1);
+      (void)be.mem_free(h, p);
+    });
+  }
+
+  // Parks the runtime's retirement thread inside a foreign owner callback
+  // (which retirement runs when the last lease of an adopted buffer
+  // retires) until `hold` opens. Returns once the thread is parked. Used to
+  // let device work finish before retirement looks at it.
+  void park_retirement(const Env& e, Gate& hold) {
+    const driver::DevicePtr p = foreign_alloc(e.ctx, 64);
+    Gate& kernel = gate();
+    {
+      View f = adopt(e.ctx, p, DType::u32, 16, [&hold, &be = platform().backend(), h = e.ctx.native(), p] {
+        hold.pass();
+        (void)be.mem_free(h, p);
+      });
+      (void)hold_many(e.b, {{&f, Access::write}}, &kernel);
+      ASSERT_TRUE(kernel.wait_arrivals(1));
+    }  // the last view goes while the kernel holds the lease
+    kernel.open();
+    ASSERT_TRUE(hold.wait_arrivals(1)) << "retirement never released the adopted buffer";
+  }
+};
+
+TEST_F(Retirement, DroppingABufferWithWorkInFlightReturnsWithoutWaiting) {
+  Env e = env();
+  std::optional<View> x = allocate(e.a, DType::u32, 1024);
+  Gate& g = gate();
+  LaunchFuture f = fill(e.a, *x, 3, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  EXPECT_TRUE(returns_within([&] { x.reset(); }, kPatience, [&] { g.open(); }))
+      << "dropping a buffer waited for the GPU";
+  EXPECT_EQ(f.status(), SubmissionStatus::pending) << "the kernel is still held at its gate";
+  g.open();
+  EXPECT_TRUE(f.wait(kPatience));
+}
+
+TEST_F(Retirement, DroppingEveryHandleWithWorkInFlightReturnsWithoutWaiting) {
+  std::optional<Context> ctx = Context::create(device());
+  const driver::ContextHandle h = ctx->native();
+  std::optional<Stream> s = Stream::create(*ctx);
+  std::optional<View> x = allocate(*s, DType::u32, 64);
+  Gate& g = gate();
+  std::optional<LaunchFuture> f = fill(*s, *x, 3, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  EXPECT_TRUE(returns_within(
+      [&] {
+        f.reset();
+        x.reset();
+        s.reset();
+        ctx.reset();
+      },
+      kPatience, [&] { g.open(); }))
+      << "dropping a future, buffer, stream or context waited for the GPU";
+  int ordinal = -1;
+  EXPECT_TRUE(platform().backend().context_device(h, ordinal).ok()) << "context released under pending work";
+  g.open();
+  settle();
+  // The context goes once its last use (the stream, after its work) retired.
+  EXPECT_TRUE(eventually([&] { return !platform().backend().context_device(h, ordinal).ok(); }))
+      << "the owned context was never released";
+  EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
+}
+
+TEST_F(Retirement, MemoryIsFreedOnlyAfterTheKernelCompletes) {
+  Env e = env();
+  settle();
+  e.ctx.trim();
+  const std::uint64_t sim_base = sim().live_allocations();
+  const RuntimeStats before = e.ctx.stats();
+  std::optional<View> x = allocate(e.a, DType::u32, 1024);
+  Gate& g = gate();
+  LaunchFuture f = fill(e.a, *x, 3, {.gate = &g});  // writes x after the gate opens
+  ASSERT_TRUE(g.wait_arrivals(1));
+  x.reset();
+  RuntimeStats st = e.ctx.stats();
+  EXPECT_EQ(st.live_allocations, before.live_allocations + 1);
+  EXPECT_EQ(st.live_bytes, before.live_bytes + 4096);
+  EXPECT_EQ(st.frees_total, before.frees_total);
+  EXPECT_EQ(sim().live_allocations(), sim_base + 1);
+  g.open();
+  ASSERT_TRUE(e.ctx.wait_for_retirement(kPatience));
+  st = e.ctx.stats();
+  EXPECT_EQ(st.live_allocations, before.live_allocations);
+  EXPECT_EQ(st.live_bytes, before.live_bytes);
+  EXPECT_EQ(st.frees_total, before.frees_total + 1);
+  e.ctx.trim();
+  EXPECT_EQ(sim().live_allocations(), sim_base);
+  EXPECT_EQ(sim().violation_count(), 0U) << "memory freed under the kernel: " << violations_text();
+}
+
+TEST_F(Retirement, ForeignOwnerIsReleasedExactlyOnceAfterTheLastUseRetires) {
+  Env e = env();
+  auto probe = std::make_shared<OwnerProbe>();
+  const RuntimeStats before = e.ctx.stats();
+  std::optional<View> v = adopt_probed(e.ctx, 256, probe);
+  RuntimeStats st = e.ctx.stats();
+  EXPECT_EQ(st.foreign_owners_unreleased, before.foreign_owners_unreleased + 1);
+  EXPECT_EQ(st.live_allocations, before.live_allocations + 1);
+  EXPECT_EQ(st.allocations_total, before.allocations_total + 1);
+  EXPECT_EQ(v->element_count(), 64U);
+
+  Gate& g = gate();
+  std::atomic<std::thread::id> kernel_thread{};
+  LaunchFuture f = hold(e.a, *v, Access::write, &g, &kernel_thread);
+  ASSERT_TRUE(g.wait_arrivals(1));
+  std::optional<View> s = v->slice(0, 8);
+  v.reset();
+  EXPECT_EQ(probe->releases.load(), 0) << "owner released while a view is alive";
+  s.reset();
+  EXPECT_EQ(probe->releases.load(), 0) << "owner released while the memory is in use by a kernel";
+  EXPECT_EQ(e.ctx.stats().foreign_owners_unreleased, before.foreign_owners_unreleased + 1);
+  g.open();
+  ASSERT_TRUE(f.wait(kPatience));
+  // Retirement releases leases (and so the owner) before it reports the submission retired.
+  EXPECT_EQ(probe->releases.load(), 1);
+  settle();
+  EXPECT_EQ(probe->releases.load(), 1) << "owner released more than once";
+  st = e.ctx.stats();
+  EXPECT_EQ(st.foreign_owners_unreleased, before.foreign_owners_unreleased);
+  EXPECT_EQ(st.frees_total, before.frees_total + 1);
+  EXPECT_EQ(st.live_allocations, before.live_allocations);
+  EXPECT_NE(probe->thread.load(), std::this_thread::get_id());
+  EXPECT_NE(probe->thread.load(), kernel_thread.load()) << "owner ran on a device (driver) thread";
+
+  // With nothing in flight, the drop releases the owner (once) right away.
+  auto idle = std::make_shared<OwnerProbe>();
+  {
+    View w = adopt_probed(e.ctx, 64, idle);
+    View w2 = w.share();
+  }
+  EXPECT_EQ(idle->releases.load(), 1);
+  settle();
+  EXPECT_EQ(idle->releases.load(), 1);
+}
+
+TEST_F(Retirement, FreesOfMemoryInUseAtDropHappenOnTheRetirementThreadNotTheCaller) {
+  Env e = env();
+  auto probe = std::make_shared<OwnerProbe>();
+  std::optional<View> v = adopt_probed(e.ctx, 64, probe);
+  Gate& g = gate();
+  LaunchFuture f = hold(e.b, *v, Access::read, &g);
+  ASSERT_TRUE(g.wait_arrivals(1));
+  v.reset();
+  g.open();
+  ASSERT_TRUE(f.wait(kPatience));
+  EXPECT_EQ(probe->releases.load(), 1);
+  EXPECT_NE(probe->thread.load(), std::this_thread::get_id());
+  EXPECT_NE(probe->thread.load(), std::thread::id{});
+}
+
+TEST_F(Retirement, UserCodeIsCalledWithoutTheRuntimeLocksHeld) {
+  Env e = env();
+  View y = allocate(e.a, DType::u32, 16);
+  settle();
+  struct Seen {
+    std::promise<void> done;
+    std::atomic<bool> ok{false};
+  };
+  auto seen = std::make_shared<Seen>();
+  const driver::DevicePtr p = foreign_alloc(e.ctx, 64);
+  Gate& g = gate();
+  {
+    // The owner runs on the retirement thread; it uses the same streams, the
+    // same context and an allocation the retiring submission also touched.
+    // Any runtime lock held around it would deadlock here.
+    View f = adopt(e.ctx, p, DType::u32, 16,
+                   [seen, &e, &y, &be = platform().backend(), h = e.ctx.native(), p] {
+                     (void)be.mem_free(h, p);
+                     try {
+                       (void)e.ctx.stats();
+                       View t = allocate(e.a, DType::u32, 4);
+                       (void)fill(e.a, t, 1);
+                       (void)fill(e.b, y, 2);
+                       (void)hold(e.a, y, Access::read, nullptr);
+                       seen->ok = y.is_unique();
+                     } catch (...) {
+                       seen->ok = false;
+                     }
+                     seen->done.set_value();
+                   });
+    (void)hold_many(e.b, {{&f, Access::write}, {&y, Access::read}}, &g);
+    ASSERT_TRUE(g.wait_arrivals(1));
+  }
+  std::future<void> done = seen->done.get_future();
+  g.open();
+  ASSERT_EQ(done.wait_for(kPatience), std::future_status::ready) << "the owner callback deadlocked";
+  EXPECT_TRUE(seen->ok.load());
+  settle();
+  EXPECT_EQ(read_u32(e.a, y), std::vector<std::uint32_t>(16, 2));
+}
+
+TEST_F(Retirement, AThrowingOwnerDoesNotStopRetirement) {
+  Env e = env();
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  const driver::DevicePtr p = foreign_alloc(e.ctx, 64);
+  Gate& g = gate();
+  {
+    View f = adopt(e.ctx, p, DType::u32, 16, [calls, &be = platform().backend(), h = e.ctx.native(), p] {
+      calls->fetch_add(1);
+      (void)be.mem_free(h, p);
+      throw std::runtime_error("owner failed");
+    });
+    (void)hold(e.a, f, Access::write, &g);
+    ASSERT_TRUE(g.wait_arrivals(1));
+  }
+  g.open();
+  settle();
+  EXPECT_EQ(calls->load(), 1);
+  EXPECT_EQ(e.ctx.stats().foreign_owners_unreleased, 0U);
+  // Retirement still works.
+  View x = allocate(e.b, DType::u32, 8);
+  LaunchFuture w = fill(e.b, x, 3);
+  ASSERT_TRUE(w.wait(kPatience));
+  EXPECT_EQ(w.status(), SubmissionStatus::retired);
+}
+
+TEST_F(Retirement, CompletionUnknownQuarantinesInsteadOfFreeing) {
+  IntentionalLeakScope leak;  // quarantined memory is retained forever, by contract
+  Env e = env();
+  std::optional<View> x = allocate(e.a, DType::u32, 64);
+  View y = allocate(e.b, DType::u32, 64);
+  View z = allocate(e.a, DType::u32, 64);
+  settle();
+  const RuntimeStats before = e.ctx.stats();
+  sim().arm_completion_unknown(e.a.native());
+  LaunchFuture fx = fill(e.a, *x, 1);  // its completion event is faulted
+  ASSERT_TRUE(fx.wait(kPatience)) << "quarantined work must count as settled for wait()";
+  EXPECT_EQ(fx.status(), SubmissionStatus::quarantined);
+  RuntimeStats st = e.ctx.stats();
+  EXPECT_EQ(st.quarantined_allocations, 1U);
+  EXPECT_EQ(st.quarantined_bytes, 256U);
+  EXPECT_EQ(st.quarantined_submissions, 1U);
+  EXPECT_EQ(st.live_allocations, before.live_allocations - 1) << "live must exclude the quarantined one";
+  EXPECT_EQ(st.live_bytes, before.live_bytes - 256);
+  EXPECT_EQ(st.pending_submissions, 0U);
+
+  // Other streams' work still retires.
+  LaunchFuture fy = fill(e.b, y, 2);
+  ASSERT_TRUE(fy.wait(kPatience));
+  EXPECT_EQ(fy.status(), SubmissionStatus::retired);
+  // Later work on the same stream, after the fault was observed, retires normally.
+  LaunchFuture fz = fill(e.a, z, 3);
+  ASSERT_TRUE(fz.wait(kPatience));
+  EXPECT_EQ(fz.status(), SubmissionStatus::retired);
+  EXPECT_EQ(read_u32(e.a, z), std::vector<std::uint32_t>(64, 3));
+
+  // The quarantined memory is never freed, even with no view left.
+  const std::uint64_t frees = e.ctx.stats().frees_total;
+  x.reset();
+  ASSERT_TRUE(e.ctx.wait_for_retirement(kPatience)) << "quarantined work must count as settled";
+  e.ctx.trim();
+  const std::uint64_t sim_live = sim().live_allocations();
+  st = e.ctx.stats();
+  EXPECT_EQ(st.frees_total, frees);
+  EXPECT_EQ(st.quarantined_allocations, 1U);
+  EXPECT_EQ(st.live_allocations, before.live_allocations - 1);
+  // ... while the others are freed normally.
+  y = View();
+  z = View();
+  settle();
+  e.ctx.trim();
+  EXPECT_EQ(sim().live_allocations(), sim_live - 2);
+  EXPECT_EQ(e.ctx.stats().live_allocations, before.live_allocations - 3);
+  EXPECT_EQ(e.ctx.stats().quarantined_allocations, 1U);
+}
+
+// sim_backend.hpp: every event recorded on a faulted stream reports
+// completion_unknown only until the faulted one has been queried; then they
+// report normally, "so a runtime that checks only its newest event still
+// learns of the fault, and one that then walks its events oldest-first
+// attributes it to the right one". Here both submissions finish on the
+// device before retirement looks at the stream (retirement is parked in an
+// owner callback meanwhile), so its first query of the newest event
+// reports the inherited fault.
+TEST_F(Retirement, AFaultIsAttributedOnlyToTheSubmissionWhoseEventReportsIt) {
+  IntentionalLeakScope leak;
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 64);
+  View y = allocate(e.a, DType::u32, 64);
+  settle();
+  Gate& parked = gate();
+  park_retirement(e, parked);
+  sim().arm_completion_unknown(e.a.native());
+  LaunchFuture fx = fill(e.a, x, 1);  // the faulted event
+  LaunchFuture fy = fill(e.a, y, 2);  // a later, healthy one
+  e.a.synchronize();                  // both are done on the device; nobody queried yet
+  parked.open();
+  ASSERT_TRUE(fx.wait(kPatience));
+  ASSERT_TRUE(fy.wait(kPatience));
+  EXPECT_EQ(fx.status(), SubmissionStatus::quarantined);
+  EXPECT_EQ(fy.status(), SubmissionStatus::retired)
+      << "a submission whose own event completes normally (once the fault was observed) was quarantined";
+  EXPECT_EQ(e.ctx.stats().quarantined_allocations, 1U);
+  EXPECT_EQ(e.ctx.stats().quarantined_submissions, 1U);
+}
+
+TEST_F(Retirement, QuarantinedLeasesStayInForceAndCountedAfterTheirStreamIsGone) {
+  IntentionalLeakScope leak;
+  Env e = env(ConflictPolicy::reject);
+  std::optional<Stream> s = Stream::create(e.ctx);
+  View x = allocate(*s, DType::u32, 64);
+  settle();
+  sim().arm_completion_unknown(s->native());
+  LaunchFuture f = fill(*s, x, 1);
+  ASSERT_TRUE(f.wait(kPatience));
+  ASSERT_EQ(f.status(), SubmissionStatus::quarantined);
+  EXPECT_EQ(e.ctx.stats().active_leases, 1U);
+  EXPECT_THROW((void)fill(e.b, x, 2), ConflictError) << "the quarantined write lease must stay in force";
+  const std::uint64_t streams = e.ctx.stats().streams;
+  s.reset();
+  ASSERT_TRUE(eventually([&] { return e.ctx.stats().streams == streams - 1; }));
+  EXPECT_THROW((void)fill(e.b, x, 2), ConflictError) << "the quarantined write lease must stay in force";
+  const RuntimeStats st = e.ctx.stats();
+  EXPECT_EQ(st.quarantined_submissions, 1U);
+  EXPECT_EQ(st.quarantined_allocations, 1U);
+  EXPECT_EQ(st.active_leases, 1U) << "the quarantined lease is still held but no longer counted";
+}
+
+TEST_F(Retirement, AStreamDroppedWithPendingWorkStillRetiresItAndHonoursItsLeases) {
+  {
+    Env e = env(ConflictPolicy::order);
+    std::optional<Stream> s = Stream::create(e.ctx);
+    View x = allocate(*s, DType::u32, 64);
+    settle();
+    Gate& g = gate();
+    Journal j;
+    LaunchFuture f1 = fill(*s, x, 1, {.gate = &g, .journal = &j, .tag = 1});
+    ASSERT_TRUE(g.wait_arrivals(1));
+    EXPECT_TRUE(returns_within([&] { s.reset(); }, kPatience, [&] { g.open(); }))
+        << "dropping a stream waited for its work";
+    LaunchFuture f2 = fill(e.b, x, 2, {.journal = &j, .tag = 2});  // ordered after the dropped stream's write
+    g.open();
+    ASSERT_TRUE(f1.wait(kPatience));
+    ASSERT_TRUE(f2.wait(kPatience));
+    EXPECT_EQ(f1.status(), SubmissionStatus::retired);
+    EXPECT_EQ(j.tags(), (std::vector<std::uint32_t>{1, 2}));
+    EXPECT_EQ(read_u32(e.b, x), std::vector<std::uint32_t>(64, 2));
+  }
+  {
+    Env e = env(ConflictPolicy::reject);
+    std::optional<Stream> s = Stream::create(e.ctx);
+    View x = allocate(*s, DType::u32, 64);
+    settle();
+    Gate& g = gate();
+    LaunchFuture f1 = fill(*s, x, 1, {.gate = &g});
+    ASSERT_TRUE(g.wait_arrivals(1));
+    s.reset();
+    EXPECT_THROW((void)fill(e.b, x, 2), ConflictError);
+    g.open();
+    ASSERT_TRUE(f1.wait(kPatience));
+    EXPECT_NO_THROW((void)fill(e.b, x, 2));
+  }
+  EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
+}
+
+TEST_F(Retirement, WaitForRetirementReportsATimeoutWhileWorkIsPending) {
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 16);
+  settle();
+  Gate& g = gate();
+  LaunchFuture f = fill(e.a, x, 1, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  EXPECT_FALSE(e.ctx.wait_for_retirement(std::chrono::milliseconds(20)));
+  EXPECT_FALSE(platform().wait_for_retirement(std::chrono::nanoseconds(0)));
+  EXPECT_EQ(e.ctx.stats().pending_submissions, 1U);
+  // Another context of the platform with nothing pending is settled.
+  Env other = env();
+  ASSERT_TRUE(other.ctx.wait_for_retirement(kPatience));
+  g.open();
+  EXPECT_TRUE(e.ctx.wait_for_retirement(kPatience));
+  EXPECT_EQ(f.status(), SubmissionStatus::retired);
+  EXPECT_EQ(e.ctx.stats().pending_submissions, 0U);
+  EXPECT_TRUE(platform().wait_for_retirement(kPatience));
+}
+
+TEST_F(Retirement, QuarantinedWorkCountsAsSettled) {
+  IntentionalLeakScope leak;
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 16);
+  settle();
+  sim().arm_completion_unknown(e.a.native());
+  (void)fill(e.a, x, 1);
+  EXPECT_TRUE(e.ctx.wait_for_retirement(kPatience));
+  EXPECT_TRUE(platform().wait_for_retirement(kPatience));
+  const RuntimeStats st = e.ctx.stats();
+  EXPECT_EQ(st.quarantined_submissions, 1U);
+  EXPECT_EQ(st.pending_submissions, 0U);
+  // A download whose completion is unknown cannot return its bytes.
+  sim().arm_completion_unknown(e.b.native());
+  Download d = download(e.b, x);
+  EXPECT_TANDEM_ERROR(ErrorCode::driver, d.get(kPatience));
+}
+
+TEST_F(Retirement, LaunchFutureWaitAndStatus) {
+  LaunchFuture none;
+  EXPECT_FALSE(none.valid());
+  EXPECT_EQ(none.id(), 0U);
+  EXPECT_TRUE(none.wait(std::chrono::nanoseconds(0)));
+  EXPECT_TRUE(none.done());
+
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 16);
+  Gate& g = gate();
+  LaunchFuture f = fill(e.a, x, 1, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  EXPECT_TRUE(f.valid());
+  EXPECT_GT(f.id(), 0U);
+  EXPECT_EQ(f.status(), SubmissionStatus::pending);
+  EXPECT_FALSE(f.done());
+  EXPECT_FALSE(f.wait(std::chrono::milliseconds(10)));
+  LaunchFuture copy = f;
+  EXPECT_EQ(copy.id(), f.id());
+  LaunchFuture moved = std::move(copy);
+  EXPECT_FALSE(copy.valid());
+  EXPECT_EQ(moved.id(), f.id());
+  LaunchFuture next = fill(e.a, x, 2);
+  EXPECT_GT(next.id(), f.id());
+  g.open();
+  EXPECT_TRUE(next.wait(kPatience));
+  EXPECT_EQ(next.status(), SubmissionStatus::retired);
+  EXPECT_TRUE(f.done());  // stream order: next completed after f
+  EXPECT_TRUE(f.wait(kPatience));
+  EXPECT_EQ(f.status(), SubmissionStatus::retired);
+  EXPECT_EQ(moved.status(), SubmissionStatus::retired);
+  EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(16, 2));
+}
+
+}  // namespace
+}  // namespace tandem::test
