@@ -53,15 +53,21 @@ bool overlaps(const AccessRequest& r, const Lease& l) noexcept {
   return r.offset < l.offset + l.bytes && l.offset < r.offset + r.bytes;
 }
 
-// Events this submission must wait for (order policy), deduplicated.
-using WaitList = SmallVector<driver::EventHandle, 4>;
+// What this submission must wait for (order policy): per other stream, only
+// the newest conflicting submission — stream order makes its completion
+// prove every older one's. So the waits are one per stream, not one per
+// conflicting lease.
+using WaitList = SmallVector<const Submission*, 4>;
 
-void add_wait(WaitList& waits, driver::EventHandle e) {
-  if (!e) return;  // its completion is unknown; nothing to wait on
-  for (driver::EventHandle w : waits) {
-    if (w == e) return;
+void add_wait(WaitList& waits, const Submission* owner) {
+  if (!owner->event) return;  // its completion is unknown; nothing to wait on
+  for (const Submission*& w : waits) {
+    if (w->stream_id == owner->stream_id) {
+      if (owner->seq > w->seq) w = owner;
+      return;
+    }
   }
-  waits.push_back(e);
+  waits.push_back(owner);
 }
 
 // Under the tracker locks: throws ConflictError (reject) or collects waits.
@@ -79,7 +85,7 @@ void resolve_conflicts(const StreamState& s, const AccessRequest* a, std::uint32
                             LeaseInfo{l->offset, l->bytes, l->mode, l->owner->stream_id, l->owner->id},
                             LeaseInfo{r.offset, r.bytes, r.mode, s.id, 0});
       }
-      add_wait(waits, l->owner->event);
+      add_wait(waits, l->owner);
     }
   }
 }
@@ -144,8 +150,8 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
                                             std::to_string(s.id) +
                                             " while it captures a graph: use the graph capture API");
   }
-  for (driver::EventHandle e : waits) {
-    ctx.check(b.stream_wait_event(ctx.handle, s.handle, e),
+  for (const Submission* w : waits) {
+    ctx.check(b.stream_wait_event(ctx.handle, s.handle, w->event),
               std::string("ordering ") + spec.what + " on stream " + std::to_string(s.id) +
                   " after a conflicting submission");
   }
