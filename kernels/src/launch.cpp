@@ -1,0 +1,74 @@
+#include "tandem/kernels/launch.hpp"
+
+#include <string>
+
+#include "tandem/errors.hpp"
+
+namespace tandem::kernels {
+
+namespace {
+
+ErrorCode code_for(const std::string& why) {
+  // The catalog's messages say which rule failed; map them to stable codes.
+  if (why.find("dtype") != std::string::npos) return ErrorCode::invalid_dtype;
+  if (why.find("not supported") != std::string::npos) return ErrorCode::unsupported;
+  return ErrorCode::out_of_range;
+}
+
+[[noreturn]] void fail(const KernelEntry& e, const std::string& why) {
+  throw Error(code_for(why), std::string(model_name(e.model)) + " kernel '" + e.name + "': " + why);
+}
+
+Access access_of(const ParamSpec& p) noexcept {
+  if (p.atomic) return Access::atomic;
+  switch (p.mode) {
+    case driver::AccessMode::read: return Access::read;
+    case driver::AccessMode::write: return Access::write;
+    case driver::AccessMode::read_write: return Access::read_write;
+  }
+  return Access::read_write;
+}
+
+}  // namespace
+
+ArgShape shape_of(const View& v) noexcept {
+  if (!v.is_tensor()) return ArgShape::buffer(v.dtype(), v.element_count());
+  return ArgShape::tensor(v.dtype(), v.shape(), v.strides());
+}
+
+LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
+                    std::optional<driver::Dim3> grid, std::optional<driver::Dim3> block) {
+  const std::size_t n = entry.params.size();
+  if (args.size() != n) {
+    fail(entry, std::to_string(args.size()) + " arguments given, the kernel takes " + std::to_string(n));
+  }
+  ArgShape shapes[PackedParams::kMaxParams];
+  LaunchArg packed_args[PackedParams::kMaxParams];
+  ViewAccess accesses[PackedParams::kMaxParams];
+  std::size_t views = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const ParamSpec& p = entry.params[i];
+    if (p.kind == ArgKind::view) {
+      if (!args[i].view || !args[i].view->valid()) {
+        throw Error(ErrorCode::invalid_handle,
+                    std::string("kernel '") + entry.name + "' parameter '" + p.name + "' needs a view");
+      }
+      const View& v = *args[i].view;
+      shapes[i] = shape_of(v);
+      packed_args[i] = LaunchArg::view(v.extent_bytes() ? v.device_ptr() : 0, shapes[i]);
+      accesses[views++] = ViewAccess{&v, access_of(p)};
+    } else {
+      if (args[i].view) fail(entry, std::string("parameter '") + p.name + "' is a scalar, got a view");
+      packed_args[i] = args[i].scalar ? LaunchArg::value(*args[i].scalar) : LaunchArg::defaulted();
+    }
+  }
+  const std::span<const ArgShape> shape_span(shapes, n);
+  if (std::string why = check_args(entry, shape_span); !why.empty()) fail(entry, why);
+  driver::LaunchDims dims;
+  if (std::string why = launch_dims(entry, shape_span, grid, block, dims); !why.empty()) fail(entry, why);
+  PackedParams packed;
+  if (std::string why = pack_params(entry, {packed_args, n}, packed); !why.empty()) fail(entry, why);
+  return tandem::launch(stream, *entry.symbol, dims, packed.pointers(), {accesses, views});
+}
+
+}  // namespace tandem::kernels
