@@ -1,6 +1,7 @@
 #include "stream_state.hpp"
 
 #include "context_state.hpp"
+#include "graph_state.hpp"
 #include "ids.hpp"
 #include "retirement.hpp"
 

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "submission.hpp"
@@ -18,6 +19,7 @@
 namespace tandem::detail {
 
 struct ContextState;
+struct CaptureBuild;
 
 struct StreamState {
   // Registers the stream with the retirement service (which takes the
@@ -51,6 +53,7 @@ struct StreamState {
   Submission* tail TANDEM_GUARDED_BY(mu) = nullptr;  // newest pending
   std::uint64_t next_seq TANDEM_GUARDED_BY(mu) = 1;
   bool capturing TANDEM_GUARDED_BY(mu) = false;
+  std::unique_ptr<CaptureBuild> capture TANDEM_GUARDED_BY(mu);  // while capturing
   std::vector<driver::EventHandle> free_events TANDEM_GUARDED_BY(mu);
   Submission* free_submissions TANDEM_GUARDED_BY(mu) = nullptr;
   std::uint32_t free_submission_count TANDEM_GUARDED_BY(mu) = 0;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "context_state.hpp"
+#include "graph_state.hpp"
 #include "ids.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
@@ -133,7 +134,27 @@ void publish_leases(Submission& sub) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   }
 }
 
+// While the stream captures: the work is recorded into the graph by the
+// driver, and its accesses become graph references; nothing runs, so no
+// lease, event or queue entry is made.
+Submission* capture_locked(StreamState& s, SubmitSpec& spec) TANDEM_REQUIRES(s.mu) {
+  if (spec.kind == SubmissionKind::birth || spec.kind == SubmissionKind::graph_replay) {
+    throw Error(ErrorCode::unsupported, std::string(spec.what) + " on stream " + std::to_string(s.id) +
+                                            " while it captures a graph");
+  }
+  const driver::Result r = spec.enqueue(s.handle);
+  if (!r.ok()) s.ctx->fail(r, ErrorCode::driver, std::string("capturing ") + spec.what);
+  s.capture->record(spec.accesses, spec.access_count, std::move(spec.keep_alive));
+  return nullptr;
+}
+
 Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
+  {
+    // Capture is per stream and thread (as in CUDA): recorded work is not
+    // checked for conflicts now; each replay is.
+    Guard g(s.mu);
+    if (s.capture) return capture_locked(s, spec);
+  }
   ContextState& ctx = *s.ctx;
   driver::Backend& b = ctx.backend();
   AccessRequest* a = spec.accesses;
@@ -145,10 +166,9 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   resolve_conflicts(s, a, n, waits);
 
   Guard g(s.mu);
-  if (s.capturing) {
-    throw Error(ErrorCode::unsupported, std::string(spec.what) + " on stream " +
-                                            std::to_string(s.id) +
-                                            " while it captures a graph: use the graph capture API");
+  if (s.capture) {
+    throw Error(ErrorCode::unsupported, std::string(spec.what) + " on stream " + std::to_string(s.id) +
+                                            " raced with a graph capture beginning on it");
   }
   for (const Submission* w : waits) {
     ctx.check(b.stream_wait_event(ctx.handle, s.handle, w->event),

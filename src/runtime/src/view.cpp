@@ -358,6 +358,13 @@ View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
   if (!stream.state()) throw Error(ErrorCode::invalid_handle, "allocate on an empty stream handle");
   detail::StreamState& s = *stream.state();
   detail::ContextState& ctx = *s.ctx;
+  {
+    detail::Guard g(s.mu);
+    if (s.capture) {
+      throw Error(ErrorCode::unsupported, "allocate on stream " + std::to_string(s.id) +
+                                              " while it captures a graph: allocate before capturing");
+    }
+  }
   const std::uint32_t size = dtype_size(dtype);
   if (count > std::numeric_limits<std::uint64_t>::max() / size) {
     throw Error(ErrorCode::out_of_range, std::to_string(count) + " elements of " +

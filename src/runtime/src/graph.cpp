@@ -1,0 +1,131 @@
+#include "tandem/graph.hpp"
+
+#include <string>
+
+#include "context_state.hpp"
+#include "graph_state.hpp"
+#include "ids.hpp"
+#include "retirement.hpp"
+#include "stream_state.hpp"
+#include "tandem/errors.hpp"
+
+namespace tandem {
+
+namespace detail {
+
+void CaptureBuild::record(const AccessRequest* a, std::uint32_t n, std::shared_ptr<void> host) {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    accesses.push_back(a[i]);
+    bool known = false;
+    for (const AllocationState* r : referenced) known = known || r == a[i].alloc;
+    if (!known) {
+      a[i].alloc->add_graph();
+      referenced.push_back(a[i].alloc);
+    }
+  }
+  if (host) keep_alive.push_back(std::move(host));
+}
+
+void CaptureBuild::release() noexcept {
+  for (AllocationState* a : referenced) a->drop_graph();
+  referenced.clear();
+  accesses.clear();
+  keep_alive.clear();
+}
+
+GraphState::GraphState(ContextState& c, driver::GraphHandle h, CaptureBuild&& b)
+    : id(next_id(IdKind::graph)), ctx(&c), handle(h), build(std::move(b)) {
+  c.add_ref();
+}
+
+GraphState::~GraphState() {
+  // No replay is in flight (each holds this object), so the driver graph is
+  // idle; the references may be the last users of their allocations.
+  if (!Retirement::process_is_exiting()) (void)ctx->backend().graph_destroy(ctx->handle, handle);
+  build.release();
+  ctx->release();
+}
+
+}  // namespace detail
+
+namespace {
+
+detail::StreamState& capturing_stream(StreamRef stream, const char* what) {
+  if (!stream.state()) throw Error(ErrorCode::invalid_handle, std::string(what) + " on an empty stream handle");
+  return *stream.state();
+}
+
+}  // namespace
+
+void Graph::begin_capture(StreamRef stream) {
+  detail::StreamState& s = capturing_stream(stream, "graph capture");
+  detail::Guard g(s.mu);
+  if (s.capture) {
+    throw Error(ErrorCode::unsupported, "stream " + std::to_string(s.id) + " is already capturing a graph");
+  }
+  s.ctx->check(s.ctx->backend().capture_begin(s.ctx->handle, s.handle),
+               "beginning graph capture on stream " + std::to_string(s.id));
+  s.capture = std::make_unique<detail::CaptureBuild>();
+  s.capturing = true;
+}
+
+Graph Graph::end_capture(StreamRef stream) {
+  detail::StreamState& s = capturing_stream(stream, "graph capture");
+  std::unique_ptr<detail::CaptureBuild> build;
+  driver::GraphHandle handle;
+  driver::Result r;
+  {
+    detail::Guard g(s.mu);
+    if (!s.capture) throw Error(ErrorCode::invalid_handle, "stream " + std::to_string(s.id) + " is not capturing");
+    r = s.ctx->backend().capture_end(s.ctx->handle, s.handle, handle);
+    build = std::move(s.capture);
+    s.capturing = false;
+  }
+  if (!r.ok()) {
+    build->release();
+    s.ctx->fail(r, ErrorCode::driver, "ending graph capture on stream " + std::to_string(s.id));
+  }
+  return Graph(std::make_shared<detail::GraphState>(*s.ctx, handle, std::move(*build)));
+}
+
+void Graph::abandon_capture(StreamRef stream) noexcept {
+  detail::StreamState& s = *stream.state();
+  std::unique_ptr<detail::CaptureBuild> build;
+  {
+    detail::Guard g(s.mu);
+    driver::GraphHandle handle;
+    if (s.ctx->backend().capture_end(s.ctx->handle, s.handle, handle).ok() && handle) {
+      (void)s.ctx->backend().graph_destroy(s.ctx->handle, handle);
+    }
+    build = std::move(s.capture);
+    s.capturing = false;
+  }
+  if (build) build->release();
+}
+
+LaunchFuture Graph::replay(StreamRef stream) const {
+  if (!s_) throw Error(ErrorCode::invalid_handle, "replay of an empty graph handle");
+  detail::StreamState& s = capturing_stream(stream, "graph replay");
+  if (s.ctx != s_->ctx) {
+    throw Error(ErrorCode::device_mismatch, "graph " + std::to_string(s_->id) + " of context " +
+                                                std::to_string(s_->ctx->id) + " replayed on stream " +
+                                                std::to_string(s.id) + " of context " + std::to_string(s.ctx->id));
+  }
+  std::vector<detail::AccessRequest> accesses = s_->build.accesses;
+  driver::Backend& b = s.ctx->backend();
+  const driver::GraphHandle h = s_->handle;
+  auto enqueue = [&](driver::StreamHandle stream_handle) { return b.graph_launch(s.ctx->handle, h, stream_handle); };
+  detail::SubmitSpec spec{detail::SubmissionKind::graph_replay,
+                          accesses.data(),
+                          static_cast<std::uint32_t>(accesses.size()),
+                          enqueue,
+                          "graph replay",
+                          s_,  // the replay keeps the graph (and its references) alive
+                          true};
+  return LaunchFuture(detail::submit(s, spec));
+}
+
+std::uint64_t Graph::id() const noexcept { return s_ ? s_->id : 0; }
+std::size_t Graph::allocation_count() const noexcept { return s_ ? s_->build.referenced.size() : 0; }
+
+}  // namespace tandem

@@ -1,0 +1,115 @@
+// spec/runtime.md §8 (graphs) and the graph halves of §5 (uniqueness) and
+// §6 (deferred destruction), on the simulated device.
+#include "runtime/runtime_test_support.hpp"
+#include "tandem/graph.hpp"
+
+namespace tandem::test {
+namespace {
+
+using Graphs = RuntimeFixture;
+
+TEST_F(Graphs, CapturedWorkRunsOnlyWhenReplayedAndEachReplayRunsItAgain) {
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 8);
+  (void)upload_u32(e.a, x, std::vector<std::uint32_t>(8, 10));
+  Graph g = Graph::capture(e.a, [&] {
+    LaunchFuture f = add(e.a, x, 1);
+    EXPECT_FALSE(f.valid()) << "a captured submission has no future: nothing runs yet";
+  });
+  EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(8, 10));
+  (void)g.replay(e.a);
+  (void)g.replay(e.a);
+  EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(8, 12));
+  EXPECT_EQ(g.allocation_count(), 1U);
+}
+
+TEST_F(Graphs, AGraphMakesItsAllocationsNonUniqueAndKeepsThemAlive) {
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 8);
+  {
+    Graph g = Graph::capture(e.a, [&] { (void)fill(e.a, x, 3); });
+    EXPECT_FALSE(x.is_unique()) << "the graph may touch the allocation again";
+    EXPECT_EQ(x.view_count(), 1U) << "a graph reference is not a view";
+    const std::int64_t shape[] = {2, 4};
+    EXPECT_TANDEM_ERROR(ErrorCode::aliased, std::move(x).to_tensor(shape));
+    View gone = std::move(x);
+  }  // the graph was the last holder besides `gone`... both dropped now
+  ASSERT_TRUE(e.ctx.wait_for_retirement(kPatience));
+  EXPECT_EQ(e.ctx.stats().live_allocations, 0U);
+
+  View y = allocate(e.a, DType::u32, 8);
+  Graph g2 = Graph::capture(e.a, [&] { (void)fill(e.a, y, 4); });
+  { View dropped = std::move(y); }
+  ASSERT_TRUE(e.ctx.wait_for_retirement(kPatience));
+  EXPECT_EQ(e.ctx.stats().live_allocations, 1U) << "alive through the graph's reference alone";
+  (void)g2.replay(e.b);  // still valid memory to replay into
+  ASSERT_TRUE(e.ctx.wait_for_retirement(kPatience));
+}
+
+TEST_F(Graphs, ReplayIsASubmissionWithTheCapturedLeases) {
+  Env e = env(ConflictPolicy::reject);
+  View x = allocate(e.a, DType::u32, 8);
+  settle();
+  Graph g = Graph::capture(e.a, [&] { (void)fill(e.a, x, 5); });
+  Gate& gate_ = gate();
+  LaunchFuture held = hold(e.b, x, Access::read, &gate_);
+  EXPECT_THROW((void)g.replay(e.a), ConflictError) << "the replay writes what another stream still reads";
+  gate_.open();
+  ASSERT_TRUE(held.wait(kPatience));
+  LaunchFuture r = g.replay(e.a);
+  ASSERT_TRUE(r.valid());
+  ASSERT_TRUE(r.wait(kPatience));
+  EXPECT_EQ(read_u32(e.b, x), std::vector<std::uint32_t>(8, 5));
+}
+
+TEST_F(Graphs, DroppingAGraphWithAReplayInFlightDefersItsDestruction) {
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 8);
+  settle();
+  Gate& gate_ = gate();
+  std::optional<Graph> g = Graph::capture(e.a, [&] { (void)fill(e.a, x, 9, {.gate = &gate_}); });
+  LaunchFuture r = g->replay(e.a);
+  g.reset();
+  { View dropped = std::move(x); }
+  EXPECT_EQ(e.ctx.stats().live_allocations, 1U) << "the in-flight replay keeps graph and memory alive";
+  gate_.open();
+  ASSERT_TRUE(r.wait(kPatience));
+  ASSERT_TRUE(e.ctx.wait_for_retirement(kPatience));
+  EXPECT_EQ(e.ctx.stats().live_allocations, 0U) << "released once the replay retired";
+}
+
+TEST_F(Graphs, ACaptureThatThrowsReleasesItsReferences) {
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 8);
+  EXPECT_THROW(
+      (void)Graph::capture(e.a, [&] {
+        (void)fill(e.a, x, 1);
+        throw std::runtime_error("body failed");
+      }),
+      std::runtime_error);
+  EXPECT_TRUE(x.is_unique());
+  (void)fill(e.a, x, 2);  // the stream is no longer capturing
+  EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(8, 2));
+}
+
+TEST_F(Graphs, AllocatingOrNestingOnACapturingStreamIsUnsupported) {
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 8);
+  Graph g = Graph::capture(e.a, [&] {
+    EXPECT_TANDEM_ERROR(ErrorCode::unsupported, allocate(e.a, DType::u32, 4));
+    EXPECT_THROW((void)Graph::capture(e.a, [] {}), Error);
+    (void)fill(e.a, x, 1);
+  });
+  EXPECT_EQ(g.allocation_count(), 1U);
+}
+
+TEST_F(Graphs, ReplayOnAStreamOfAnotherContextIsADeviceMismatch) {
+  Env e = env();
+  Env other = env();
+  View x = allocate(e.a, DType::u32, 8);
+  Graph g = Graph::capture(e.a, [&] { (void)fill(e.a, x, 1); });
+  EXPECT_TANDEM_ERROR(ErrorCode::device_mismatch, g.replay(other.a));
+}
+
+}  // namespace
+}  // namespace tandem::test
