@@ -1,6 +1,7 @@
 // tandem — the command. Subcommands:
 //   tandem devices [--backend auto|cuda|sim] [--json]
 //   tandem smoke   [--backend auto|cuda|sim] [--device N] [--out FILE]
+//   tandem kernels [--json]
 // Exit codes: 0 pass, 1 fail, 2 bad command line, 3 runtime or device
 // error, 4 the requested backend is not available.
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device_report.hpp"
+#include "kernels_cmd.hpp"
 #include "smoke.hpp"
 #include "tandem/device.hpp"
 #include "tandem/errors.hpp"
@@ -90,6 +92,7 @@ int main(int argc, char** argv) {
       "  tandem devices                   list devices of the best backend here\n"
       "  tandem devices --backend sim     the simulated device\n"
       "  tandem smoke --out report.json   exercise the runtime, write a JSON report\n"
+      "  tandem kernels                   the kernel registry (SIMT and Tile)\n"
       "Exit codes: 0 pass, 1 fail, 2 bad command line, 3 runtime or device error,\n"
       "4 the requested backend is not available.");
 
@@ -110,6 +113,10 @@ int main(int argc, char** argv) {
   smoke->add_option("--device", device, "device ordinal")->check(CLI::NonNegativeNumber);
   smoke->add_option("--out", out, "report file (default: stdout)");
 
+  bool kernels_as_json = false;
+  CLI::App* kernels = app.add_subcommand("kernels", "List the kernel registry: parameters, access modes, dtypes, tiles");
+  kernels->add_flag("--json", kernels_as_json, "JSON output (the default when stdout is not a terminal)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -120,6 +127,15 @@ int main(int argc, char** argv) {
     const BackendKind kind = kBackends.at(backend);
     if (*devices) return cmd_devices(kind, json);
     if (*smoke) return cmd_smoke(kind, device, out);
+    if (*kernels) {
+      const auto list = tandem::cli::kernels_json();
+      if (kernels_as_json || !isatty(STDOUT_FILENO)) {
+        std::cout << list.dump(2) << "\n";
+      } else {
+        tandem::cli::print_kernels(list);
+      }
+      return kExitPass;
+    }
   } catch (const tandem::Error& e) {
     std::cerr << "tandem: " << e.what() << "\n";
     return e.code() == tandem::ErrorCode::out_of_range ? kExitUsage : kExitRuntime;
