@@ -71,4 +71,12 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
   return tandem::launch(stream, *entry.symbol, dims, packed.pointers(), {accesses, views});
 }
 
+LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
+                    const LaunchConfig& config) {
+  if (config.shared_bytes != 0) {
+    fail(entry, "asks " + std::to_string(config.shared_bytes) + " bytes of dynamic shared memory; it uses none");
+  }
+  return launch(stream, entry, args, config.grid, config.block);
+}
+
 }  // namespace tandem::kernels

@@ -40,5 +40,9 @@ struct Arg {
 LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
                     std::optional<driver::Dim3> grid = std::nullopt,
                     std::optional<driver::Dim3> block = std::nullopt);
+// SIMT with an explicit LaunchConfig (shared memory must be 0: the catalog's
+// kernels use none).
+LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
+                    const LaunchConfig& config);
 
 }  // namespace tandem::kernels

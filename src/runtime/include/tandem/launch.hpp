@@ -35,6 +35,15 @@ namespace tandem {
 
 enum class Access : std::uint8_t { read, write, read_write, atomic };
 
+// The one launch configuration type of both models: SIMT launches pass
+// their grid and block; Tile launches leave them to the tile partition.
+struct LaunchConfig {
+  driver::Dim3 grid;
+  driver::Dim3 block;
+  std::uint32_t shared_bytes = 0;
+  [[nodiscard]] driver::LaunchDims dims() const noexcept { return {grid, block, shared_bytes}; }
+};
+
 [[nodiscard]] driver::AccessMode lease_mode(Access a, bool view_is_atomic) noexcept;
 
 struct ViewAccess {
