@@ -73,85 +73,78 @@ struct Env {
 
 constexpr tandem::driver::LaunchDims kOneBlock{{1, 1, 1}, {32, 1, 1}, 0};
 
+// The launch every comparison uses: SIMT copy of one f32 element, one read
+// view and one write view, <<<1, 32>>>, on the benchmark stream. `raw()`
+// launches it straight through libcuda; `tracked()` through tandem.
+struct CopyLaunch {
+  Env& e = Env::get();
+  View src = tandem::allocate(e.stream, DType::f32, 1);
+  View dst = tandem::allocate(e.stream, DType::f32, 1);
+  tandem::BufferParam<float> ps = src.buffer_param<float>();
+  tandem::BufferParam<float> pd = dst.buffer_param<float>();
+  void* params[2] = {&ps, &pd};
+  void* function = e.function(*e.copy);
+  void* stream = e.stream.native().raw;
+  tandem::ViewAccess accesses[2] = {{&src, tandem::Access::read}, {&dst, tandem::Access::write}};
+
+  CopyLaunch() { e.drain(); }
+  CopyLaunch(const CopyLaunch&) = delete;
+  CopyLaunch& operator=(const CopyLaunch&) = delete;
+  ~CopyLaunch() { e.drain(); }
+  void raw() { e.raw.launch(function, 1, 1, 1, 32, 1, 1, 0, stream, params, nullptr); }
+  tandem::LaunchFuture tracked() { return tandem::launch(e.stream, *e.copy->symbol, kOneBlock, params, accesses); }
+};
+
 // --- launch: raw cuLaunchKernel vs tracked (one read view, one write view,
 // future dropped) — same kernel, same arguments, same stream.
 void BM_RawLaunch(benchmark::State& st) {
-  Env& e = Env::get();
-  View src = tandem::allocate(e.stream, DType::f32, 1), dst = tandem::allocate(e.stream, DType::f32, 1);
-  auto ps = src.buffer_param<float>();
-  auto pd = dst.buffer_param<float>();
-  void* params[] = {&ps, &pd};
-  void* f = e.function(*e.copy);
-  void* s = e.stream.native().raw;
-  e.drain();
-  for (auto _ : st) e.raw.launch(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
-  e.drain();
+  CopyLaunch k;
+  for (auto _ : st) k.raw();
 }
 BENCHMARK(BM_RawLaunch)->Iterations(20000)->Repetitions(7)->ReportAggregatesOnly()->UseRealTime();
 
 void BM_TrackedSimtLaunch(benchmark::State& st) {
-  Env& e = Env::get();
-  View src = tandem::allocate(e.stream, DType::f32, 1), dst = tandem::allocate(e.stream, DType::f32, 1);
-  auto ps = src.buffer_param<float>();
-  auto pd = dst.buffer_param<float>();
-  void* params[] = {&ps, &pd};
-  const tandem::ViewAccess acc[] = {{&src, tandem::Access::read}, {&dst, tandem::Access::write}};
-  e.drain();
-  for (auto _ : st) (void)tandem::launch(e.stream, *e.copy->symbol, kOneBlock, params, acc);
-  e.drain();
+  CopyLaunch k;
+  for (auto _ : st) (void)k.tracked();
 }
 BENCHMARK(BM_TrackedSimtLaunch)->Iterations(20000)->Repetitions(7)->ReportAggregatesOnly()->UseRealTime();
 
 // --- isolating the launch cost: raw launch + pooled event record; raw launch
 // while another thread queries an event in a loop (driver contention).
 void BM_RawLaunchEventRecord(benchmark::State& st) {
-  Env& e = Env::get();
-  View src = tandem::allocate(e.stream, DType::f32, 1), dst = tandem::allocate(e.stream, DType::f32, 1);
-  auto ps = src.buffer_param<float>();
-  auto pd = dst.buffer_param<float>();
-  void* params[] = {&ps, &pd};
-  void* f = e.function(*e.copy);
-  void* s = e.stream.native().raw;
+  CopyLaunch k;
   std::vector<tandem::driver::EventHandle> events(4096);
-  for (auto& ev : events) (void)e.platform.backend().event_create(e.ctx.native(), ev);
-  e.drain();
+  for (auto& ev : events) (void)k.e.platform.backend().event_create(k.e.ctx.native(), ev);
   std::size_t i = 0;
   for (auto _ : st) {
-    e.raw.launch(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
-    e.raw.event_record(events[i++ % events.size()].raw, s);
+    k.raw();
+    k.e.raw.event_record(events[i++ % events.size()].raw, k.stream);
   }
-  e.drain();
-  for (auto& ev : events) (void)e.platform.backend().event_destroy(e.ctx.native(), ev);
+  k.e.drain();
+  for (auto& ev : events) (void)k.e.platform.backend().event_destroy(k.e.ctx.native(), ev);
 }
 BENCHMARK(BM_RawLaunchEventRecord)->Iterations(20000)->Repetitions(5)->ReportAggregatesOnly()->UseRealTime();
 
 void BM_RawLaunchWhileQuerying(benchmark::State& st) {
-  Env& e = Env::get();
-  View src = tandem::allocate(e.stream, DType::f32, 1), dst = tandem::allocate(e.stream, DType::f32, 1);
-  auto ps = src.buffer_param<float>();
-  auto pd = dst.buffer_param<float>();
-  void* params[] = {&ps, &pd};
-  void* f = e.function(*e.copy);
-  void* s = e.stream.native().raw;
+  CopyLaunch k;
   tandem::driver::EventHandle ev;
-  (void)e.platform.backend().event_create(e.ctx.native(), ev);
-  e.raw.event_record(ev.raw, s);
-  e.drain();
+  (void)k.e.platform.backend().event_create(k.e.ctx.native(), ev);
+  k.e.raw.event_record(ev.raw, k.stream);
   std::atomic<bool> stop{false};
   const auto gap = std::chrono::microseconds(st.range(0));
   std::thread querier([&] {
     while (!stop.load()) {
-      e.raw.event_query(ev.raw);
+      k.e.raw.event_query(ev.raw);
       const auto until = Clock::now() + gap;
       while (Clock::now() < until) {
       }
     }
   });
-  for (auto _ : st) e.raw.launch(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
+  for (auto _ : st) k.raw();
   stop = true;
   querier.join();
-  e.drain();
-  (void)e.platform.backend().event_destroy(e.ctx.native(), ev);
+  k.e.drain();
+  (void)k.e.platform.backend().event_destroy(k.e.ctx.native(), ev);
 }
 BENCHMARK(BM_RawLaunchWhileQuerying)->Arg(0)->Arg(2)->Arg(30)->Iterations(20000)->Repetitions(3)->ReportAggregatesOnly()->UseRealTime();
 
@@ -165,21 +158,15 @@ void report_latencies(benchmark::State& st, std::vector<double>& us) {
 }
 
 void BM_RawRoundTrip(benchmark::State& st) {
-  Env& e = Env::get();
-  View src = tandem::allocate(e.stream, DType::f32, 1), dst = tandem::allocate(e.stream, DType::f32, 1);
-  auto ps = src.buffer_param<float>();
-  auto pd = dst.buffer_param<float>();
-  void* params[] = {&ps, &pd};
-  void* f = e.function(*e.copy);
-  void* s = e.stream.native().raw;
+  CopyLaunch k;
+  Env& e = k.e;
   tandem::driver::EventHandle ev;
   (void)e.platform.backend().event_create(e.ctx.native(), ev);
-  e.drain();
   std::vector<double> us;
   for (auto _ : st) {
     const auto t0 = Clock::now();
-    e.raw.launch(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
-    e.raw.event_record(ev.raw, s);
+    k.raw();
+    e.raw.event_record(ev.raw, k.stream);
     while (e.raw.event_query(ev.raw) != 0) {
     }
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
