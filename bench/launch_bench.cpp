@@ -92,6 +92,12 @@ struct CopyLaunch {
   CopyLaunch& operator=(const CopyLaunch&) = delete;
   ~CopyLaunch() { e.drain(); }
   void raw() { e.raw.launch(function, 1, 1, 1, 32, 1, 1, 0, stream, params, nullptr); }
+  // False (and the benchmark skipped) when libcuda lacks the raw symbols.
+  bool raw_available(benchmark::State& st) const {
+    if (e.raw.launch && e.raw.event_record && e.raw.event_query) return true;
+    st.SkipWithError("libcuda.so.1 does not export the raw driver entry points");
+    return false;
+  }
   tandem::LaunchFuture tracked() { return tandem::launch(e.stream, *e.copy->symbol, kOneBlock, params, accesses); }
 };
 
@@ -99,6 +105,7 @@ struct CopyLaunch {
 // future dropped) — same kernel, same arguments, same stream.
 void BM_RawLaunch(benchmark::State& st) {
   CopyLaunch k;
+  if (!k.raw_available(st)) return;
   for (auto _ : st) k.raw();
 }
 BENCHMARK(BM_RawLaunch)->Iterations(20000)->Repetitions(7)->ReportAggregatesOnly()->UseRealTime();
@@ -113,6 +120,7 @@ BENCHMARK(BM_TrackedSimtLaunch)->Iterations(20000)->Repetitions(7)->ReportAggreg
 // while another thread queries an event in a loop (driver contention).
 void BM_RawLaunchEventRecord(benchmark::State& st) {
   CopyLaunch k;
+  if (!k.raw_available(st)) return;
   std::vector<tandem::driver::EventHandle> events(4096);
   for (auto& ev : events) (void)k.e.platform.backend().event_create(k.e.ctx.native(), ev);
   std::size_t i = 0;
@@ -127,6 +135,7 @@ BENCHMARK(BM_RawLaunchEventRecord)->Iterations(20000)->Repetitions(5)->ReportAgg
 
 void BM_RawLaunchWhileQuerying(benchmark::State& st) {
   CopyLaunch k;
+  if (!k.raw_available(st)) return;
   tandem::driver::EventHandle ev;
   (void)k.e.platform.backend().event_create(k.e.ctx.native(), ev);
   k.e.raw.event_record(ev.raw, k.stream);
@@ -159,6 +168,7 @@ void report_latencies(benchmark::State& st, std::vector<double>& us) {
 
 void BM_RawRoundTrip(benchmark::State& st) {
   CopyLaunch k;
+  if (!k.raw_available(st)) return;
   Env& e = k.e;
   tandem::driver::EventHandle ev;
   (void)e.platform.backend().event_create(e.ctx.native(), ev);
@@ -229,6 +239,10 @@ BENCHMARK(BM_DropInFlight)->Iterations(5000)->UseRealTime();
 // --- allocation + free: raw stream-ordered pair vs tandem allocate + drop.
 void BM_RawAllocFree(benchmark::State& st) {
   Env& e = Env::get();
+  if (!e.raw.alloc_async || !e.raw.free_async) {
+    st.SkipWithError("libcuda.so.1 does not export the raw driver entry points");
+    return;
+  }
   void* s = e.stream.native().raw;
   e.drain();
   for (auto _ : st) {
