@@ -2,6 +2,7 @@
 //   tandem devices [--backend auto|cuda|sim] [--json]
 //   tandem smoke   [--backend auto|cuda|sim] [--device N] [--out FILE]
 //   tandem kernels [--json]
+//   tandem validate FILE... [--json]
 // Exit codes: 0 pass, 1 fail, 2 bad command line, 3 runtime or device
 // error, 4 the requested backend is not available.
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +18,7 @@
 
 #include "device_report.hpp"
 #include "kernels_cmd.hpp"
+#include "tandem/scenario/validation_report.hpp"
 #include "smoke.hpp"
 #include "tandem/device.hpp"
 #include "tandem/errors.hpp"
@@ -69,6 +72,28 @@ int cmd_devices(BackendKind kind, bool json) {
   return kExitPass;
 }
 
+// Checks scenario files without running them: every error, with the file and
+// the JSON path. Exit 0 when all are valid, 2 otherwise.
+int cmd_validate(const std::vector<std::string>& files, bool json) {
+  bool all_ok = true;
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const std::string& f : files) {
+    const tandem::scenario::ValidationReport r = tandem::scenario::validate_file(f);
+    all_ok = all_ok && r.ok;
+    if (json) {
+      nlohmann::ordered_json errors = nlohmann::ordered_json::array();
+      for (const auto& d : r.errors) errors.push_back({{"path", d.path}, {"message", d.message}});
+      out.push_back({{"file", f}, {"ok", r.ok}, {"errors", errors}});
+    } else if (r.ok) {
+      std::cout << f << ": valid\n";
+    } else {
+      for (const auto& d : r.errors) std::cerr << d.to_string() << "\n";
+    }
+  }
+  if (json) std::cout << out.dump(2) << "\n";
+  return all_ok ? kExitPass : kExitUsage;
+}
+
 int cmd_smoke(BackendKind kind, int device, const std::string& out) {
   tandem::Platform p = open_platform(kind);
   const nlohmann::ordered_json report = tandem::cli::run_smoke(p.device(device), tandem::cli::SmokeOptions{});
@@ -93,6 +118,7 @@ int main(int argc, char** argv) {
       "  tandem devices --backend sim     the simulated device\n"
       "  tandem smoke --out report.json   exercise the runtime, write a JSON report\n"
       "  tandem kernels                   the kernel registry (SIMT and Tile)\n"
+      "  tandem validate a.json b.json    check scenario files; errors name file and JSON path\n"
       "Exit codes: 0 pass, 1 fail, 2 bad command line, 3 runtime or device error,\n"
       "4 the requested backend is not available.");
 
@@ -117,6 +143,12 @@ int main(int argc, char** argv) {
   CLI::App* kernels = app.add_subcommand("kernels", "List the kernel registry: parameters, access modes, dtypes, tiles");
   kernels->add_flag("--json", kernels_as_json, "JSON output (the default when stdout is not a terminal)");
 
+  std::vector<std::string> scenario_files;
+  bool validate_json = false;
+  CLI::App* validate = app.add_subcommand("validate", "Check scenario files without running them (exit 2 if invalid)");
+  validate->add_option("files", scenario_files, "scenario files (tandem.scenario/1 JSON)")->required();
+  validate->add_flag("--json", validate_json, "one JSON result per file");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -127,6 +159,7 @@ int main(int argc, char** argv) {
     const BackendKind kind = kBackends.at(backend);
     if (*devices) return cmd_devices(kind, json);
     if (*smoke) return cmd_smoke(kind, device, out);
+    if (*validate) return cmd_validate(scenario_files, validate_json);
     if (*kernels) {
       const auto list = tandem::cli::kernels_json();
       if (kernels_as_json || !isatty(STDOUT_FILENO)) {

@@ -1,0 +1,50 @@
+// tandem/scenario/scenario.hpp — a validated scenario file (the AST).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tandem/scenario/step.hpp"
+
+namespace tandem::scenario {
+
+enum class Backend : std::uint8_t { automatic, cuda, sim };
+enum class ConflictPolicy : std::uint8_t { order, reject };
+
+struct Expectations {
+  std::uint64_t live_allocations = 0, quarantined_allocations = 0,
+                foreign_owners_unreleased = 0, violations = 0, uniqueness_failures = 0;
+};
+
+struct SimFault {
+  enum class Kind : std::uint8_t { completion_unknown, alloc_fail };
+  Kind kind = Kind::completion_unknown;
+  std::string submission;   // completion_unknown: a launch/replay step id
+  std::uint64_t nth = 0;    // alloc_fail: >= 1
+};
+
+struct SimSettings {
+  std::uint64_t memory_bytes = std::uint64_t{1} << 30;
+  std::map<std::string, std::uint64_t> stream_delay_us;
+  std::vector<SimFault> faults;
+};
+
+struct Scenario {
+  std::string file;         // the label given to the loader
+  std::string format;       // "tandem.scenario/1"
+  std::string name, description;
+  Backend backend = Backend::automatic;
+  std::uint32_t device = 0;
+  ConflictPolicy conflict_policy = ConflictPolicy::order;
+  std::vector<std::string> streams;
+  std::uint64_t repeat = 1;
+  std::vector<Step> steps;
+  std::map<std::string, std::vector<Step>> threads;
+  Expectations expect;
+  SimSettings sim;
+};
+
+}  // namespace tandem::scenario

@@ -1,0 +1,144 @@
+// Scenario loader: valid files load into the AST; every malformed file is
+// rejected with the expected JSON path and message.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario/scenario_test_util.hpp"
+#include "tandem/scenario/loader.hpp"
+#include "tandem/scenario/validation_report.hpp"
+
+namespace ts = tandem::scenario;
+using ts::test::data_dir;
+using ts::test::files_in;
+using ts::test::read_all;
+
+TEST(ScenarioLoader, ValidFilesLoad) {
+  const auto files = files_in("valid", ".json");
+  ASSERT_GE(files.size(), 5u);
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.string());
+    const auto r = ts::validate_file(f.string());
+    EXPECT_TRUE(r.ok) << r.message();
+    EXPECT_EQ(r.exit_code, 0);
+  }
+}
+
+TEST(ScenarioLoader, ValidFilesCoverEveryOpAndCheckForm) {
+  std::vector<bool> ops(static_cast<std::size_t>(ts::Op::sleep) + 1, false);
+  std::vector<bool> whats(static_cast<std::size_t>(ts::CheckWhat::contents) + 1, false);
+  std::function<void(const std::vector<ts::Step>&)> visit = [&](const std::vector<ts::Step>& steps) {
+    for (const auto& s : steps) {
+      ops[static_cast<std::size_t>(s.op)] = true;
+      if (s.op == ts::Op::check) whats[static_cast<std::size_t>(s.what)] = true;
+      visit(s.steps);
+    }
+  };
+  for (const auto& f : files_in("valid", ".json")) {
+    const auto sc = ts::load(f.string());
+    visit(sc.steps);
+    for (const auto& [name, steps] : sc.threads) visit(steps);
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) EXPECT_TRUE(ops[i]) << "op #" << i << " not covered";
+  for (std::size_t i = 0; i < whats.size(); ++i) EXPECT_TRUE(whats[i]) << "check #" << i << " not covered";
+}
+
+TEST(ScenarioLoader, AstIsTyped) {
+  const auto sc = ts::load((data_dir() / "valid" / "03_launches.json").string());
+  EXPECT_EQ(sc.format, "tandem.scenario/1");
+  ASSERT_EQ(sc.streams.size(), 2u);
+  const auto& k1 = sc.steps.at(3);
+  EXPECT_EQ(k1.op, ts::Op::launch);
+  EXPECT_EQ(k1.path, "steps[3]");
+  EXPECT_EQ(k1.kernel, "axpy");
+  EXPECT_EQ(k1.args.at("x"), "x");
+  EXPECT_DOUBLE_EQ(k1.scalars.at("a"), 2.0);
+  ASSERT_TRUE(k1.grid.has_value());
+  EXPECT_EQ((*k1.grid)[0], 16u);
+  ASSERT_TRUE(k1.block.has_value());
+  EXPECT_EQ((*k1.block)[0], 256u);
+  EXPECT_EQ(sc.steps.at(1).init.kind, ts::ValueForm::Kind::fill);
+  EXPECT_DOUBLE_EQ(sc.steps.at(1).init.fill, 1.5);
+  const auto g = ts::load((data_dir() / "valid" / "04_graphs_loops.json").string());
+  EXPECT_EQ(g.sim.memory_bytes, 1048576u);
+  EXPECT_EQ(g.sim.stream_delay_us.at("s0"), 500u);
+  ASSERT_EQ(g.sim.faults.size(), 2u);
+  EXPECT_EQ(g.sim.faults[0].submission, "r");
+  EXPECT_EQ(g.steps.at(2).steps.at(4).steps.at(0).op, ts::Op::sleep);
+  EXPECT_EQ(g.expect.quarantined_allocations, 1u);
+}
+
+TEST(ScenarioLoader, MalformedCorpus) {
+  const auto files = files_in("malformed", ".json");
+  ASSERT_GE(files.size(), 100u);
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.string());
+    auto ex = f;
+    ex.replace_extension(".expect");
+    const std::string spec = read_all(ex);
+    const auto nl = spec.find('\n');
+    ASSERT_NE(nl, std::string::npos);
+    const std::string path = spec.substr(0, nl);
+    std::string msg = spec.substr(nl + 1);
+    if (!msg.empty() && msg.back() == '\n') msg.pop_back();
+    const auto r = ts::validate_file(f.string());
+    ASSERT_FALSE(r.ok);
+    EXPECT_EQ(r.exit_code, 2);
+    ASSERT_FALSE(r.errors.empty());
+    bool found = false;
+    for (const auto& d : r.errors) {
+      const std::string shown = d.path.empty() ? "<document>" : d.path;
+      EXPECT_EQ(d.file, f.string());
+      // Messages are valid UTF-8 (a report can embed them): dump() throws otherwise.
+      EXPECT_NO_THROW((void)nlohmann::json(d.message).dump());
+      if (shown.find(path) != std::string::npos && d.message.find(msg) != std::string::npos) found = true;
+    }
+    EXPECT_TRUE(found) << "wanted path '" << path << "' and message '" << msg << "'; got:\n" << r.message();
+  }
+}
+
+TEST(ScenarioLoader, ReportsAllErrors) {
+  const auto r = ts::validate_text(R"({"format": "tandem.scenario/1", "repeat": -1, "backend": "gpu",
+    "streams": ["s0"], "steps": [{"op": "alloc", "id": "x", "dtype": "f3", "len": -1, "stream": "s1"},
+    {"op": "lanch"}], "expect": {"leaks": 1}})", "inline.json");
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(r.errors.size(), 7u) << r.message();
+  const std::string m = r.message();
+  for (const char* frag : {"inline.json: repeat:", "inline.json: backend:", "steps[0].dtype", "steps[0].len",
+                           "steps[0].stream", "steps[1].op", "expect.leaks"})
+    EXPECT_NE(m.find(frag), std::string::npos) << frag << "\n" << m;
+}
+
+TEST(ScenarioLoader, ErrorCapIsRespected) {
+  std::string text = R"({"format": "tandem.scenario/1", "steps": [)";
+  for (int i = 0; i < 500; ++i) text += std::string(i ? "," : "") + R"({"op": "nope"})";
+  text += "]}";
+  const auto r = ts::validate_text(text, "many.json");
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(r.errors.size(), ts::kMaxDiagnostics);
+}
+
+TEST(ScenarioLoader, MissingFileAndTooLarge) {
+  auto r = ts::validate_file((data_dir() / "no-such-file.json").string());
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.message().find("cannot open"), std::string::npos);
+  std::string big(ts::kMaxFileBytes + 1, ' ');
+  r = ts::validate_text(big, "big.json");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message().find("too large"), std::string::npos);
+}
+
+TEST(ScenarioLoader, LoadThrowsScenarioError) {
+  try {
+    (void)ts::load_text(R"({"format": "tandem.scenario/1", "streems": []})", "t.json");
+    FAIL() << "no throw";
+  } catch (const ts::ScenarioError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u);
+    EXPECT_EQ(e.diagnostics()[0].path, "streems");
+    EXPECT_NE(std::string(e.what()).find("did you mean 'streams'"), std::string::npos) << e.what();
+  }
+}
