@@ -17,31 +17,18 @@ using tandem::DType;
 using tandem::View;
 namespace k = tandem::kernels;
 
-const k::KernelEntry& entry(k::Model m, const char* name, DType t, int rank = 0) {
-  const k::KernelEntry* e = k::find(m, name, t, nullptr, rank);
-  if (!e) throw std::runtime_error(std::string("no kernel ") + name);
-  return *e;
-}
-
-std::vector<float> read_f32(const tandem::Stream& s, const View& v) {
-  const auto bytes = tandem::read_back(s, v);
-  std::vector<float> out(bytes.size() / 4);
-  std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
-}
-
 using GpuGraphs = GpuTest;
 
 TEST_F(GpuGraphs, CapturedSimtAndTileWorkRunsOncePerReplay) {
   tandem::Stream s = tandem::Stream::create(ctx());
   View x = tandem::allocate(s, DType::f32, 64 * 64);
   const k::Arg fill_args[] = {k::Arg::of(x), k::Arg::value(1.0)};
-  (void)k::launch(s, entry(k::Model::simt, "fill", DType::f32), fill_args);
+  (void)k::launch(s, catalog_entry(k::Model::simt, "fill", DType::f32), fill_args);
   const std::int64_t shape[] = {64, 64};
   View t = std::move(x).to_tensor(shape);
   tandem::Graph g = tandem::Graph::capture(s, [&] {
     const k::Arg scale_args[] = {k::Arg::of(t), k::Arg::value(2.0)};
-    (void)k::launch(s, entry(k::Model::tile, "scale", DType::f32, 2), scale_args);
+    (void)k::launch(s, catalog_entry(k::Model::tile, "scale", DType::f32, 2), scale_args);
   });
   EXPECT_FALSE(t.is_unique()) << "the graph may touch the tensor again";
   EXPECT_EQ(read_f32(s, t), std::vector<float>(64 * 64, 1.0F)) << "capture runs nothing";
@@ -56,9 +43,9 @@ TEST_F(GpuGraphs, DroppedGraphWithAReplayInFlightOutlivesIt) {
     View x = tandem::allocate(s, DType::u32, 1 << 20);
     std::optional<tandem::Graph> g = tandem::Graph::capture(s, [&] {
       const k::Arg spin_args[] = {k::Arg::of(x), k::Arg::value(std::uint64_t{5'000'000})};
-      (void)k::launch(s, entry(k::Model::simt, "spin", DType::u32), spin_args);
+      (void)k::launch(s, catalog_entry(k::Model::simt, "spin", DType::u32), spin_args);
       const k::Arg fill_args[] = {k::Arg::of(x), k::Arg::value(7.0)};
-      (void)k::launch(s, entry(k::Model::simt, "fill", DType::u32), fill_args);
+      (void)k::launch(s, catalog_entry(k::Model::simt, "fill", DType::u32), fill_args);
     });
     std::move(g->replay(s)).forget();
   }  // graph and buffer dropped while the replay runs

@@ -18,19 +18,6 @@ using tandem::DType;
 using tandem::View;
 namespace k = tandem::kernels;
 
-const k::KernelEntry& entry(k::Model m, const char* name, DType t, int rank = 0) {
-  const k::KernelEntry* e = k::find(m, name, t, nullptr, rank);
-  if (!e) throw std::runtime_error(std::string("no kernel ") + name);
-  return *e;
-}
-
-std::vector<float> read_f32(const tandem::Stream& s, const View& v) {
-  const auto bytes = tandem::read_back(s, v);
-  std::vector<float> out(bytes.size() / 4);
-  std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
-}
-
 // iota on `first`, then (rows x cols) tensor scaled by 3 and transposed on
 // `second`, back to a buffer, then SIMT add of the transposed values to
 // themselves on `first`. Expected: out[j*rows + i] = 2 * 3 * (i*cols + j).
@@ -42,7 +29,7 @@ std::vector<float> pipeline(const tandem::Context& ctx, const tandem::Stream& fi
     View a = tandem::allocate(first, DType::f32, n);
     View t_out = tandem::allocate(first, DType::f32, n);
     const k::Arg iota_args[] = {k::Arg::of(a), k::Arg::value(0.0), k::Arg::value(1.0)};
-    std::move(k::launch(first, entry(k::Model::simt, "iota", DType::f32), iota_args)).forget();
+    std::move(k::launch(first, catalog_entry(k::Model::simt, "iota", DType::f32), iota_args)).forget();
     // Ownership transfers while the iota is still in flight: in-flight
     // leases do not count against uniqueness.
     const std::int64_t shape[] = {rows, cols};
@@ -50,13 +37,13 @@ std::vector<float> pipeline(const tandem::Context& ctx, const tandem::Stream& fi
     View ta = std::move(a).to_tensor(shape);
     View tb = std::move(t_out).to_tensor(tshape);
     const k::Arg scale_args[] = {k::Arg::of(ta), k::Arg::value(3.0)};
-    std::move(k::launch(second, entry(k::Model::tile, "scale", DType::f32, 2), scale_args)).forget();
+    std::move(k::launch(second, catalog_entry(k::Model::tile, "scale", DType::f32, 2), scale_args)).forget();
     const k::Arg tr_args[] = {k::Arg::of(ta), k::Arg::of(tb)};
-    std::move(k::launch(second, entry(k::Model::tile, "transpose", DType::f32, 2), tr_args)).forget();
+    std::move(k::launch(second, catalog_entry(k::Model::tile, "transpose", DType::f32, 2), tr_args)).forget();
     View b = std::move(tb).into_buffer();
     View out = tandem::allocate(first, DType::f32, n);
     const k::Arg add_args[] = {k::Arg::of(b), k::Arg::of(b), k::Arg::of(out)};
-    std::move(k::launch(first, entry(k::Model::simt, "add", DType::f32), add_args)).forget();
+    std::move(k::launch(first, catalog_entry(k::Model::simt, "add", DType::f32), add_args)).forget();
     result.emplace(out.share());
   }  // every input handle dropped while work may still run
   std::vector<float> got = read_f32(first, *result);
