@@ -165,6 +165,14 @@ SimBackend::Impl::~Impl() {
   }
 }
 
+namespace {
+// The error for a handle this backend does not know (never made, or destroyed).
+Result not_live(const char* api, const char* kind, const void* raw) {
+  return fail(api, Status::invalid_handle,
+              std::string(kind) + " " + handle_text(raw) + " is not live in this sim backend (destroyed?)");
+}
+}  // namespace
+
 Result SimBackend::Impl::check_ordinal(const char* api, int ordinal) const {
   if (ordinal >= 0 && static_cast<std::size_t>(ordinal) < primaries.size()) {
     return succeeded(api);
@@ -193,8 +201,7 @@ Result SimBackend::Impl::find_context(const char* api, ContextHandle h, int& dev
   }
   auto it = contexts.find(h.raw);
   if (it == contexts.end()) {
-    return fail(api, Status::invalid_handle,
-                "context " + handle_text(h.raw) + " is not live in this sim backend (destroyed?)");
+    return not_live(api, "context", h.raw);
   }
   device = it->second->device;
   return succeeded(api);
@@ -213,8 +220,7 @@ Result SimBackend::Impl::find_stream(const char* api, StreamHandle h, std::share
   }
   out = live_stream(h);
   if (!out) {
-    return fail(api, Status::invalid_handle,
-                "stream " + handle_text(h.raw) + " is not live in this sim backend (destroyed?)");
+    return not_live(api, "stream", h.raw);
   }
   return succeeded(api);
 }
@@ -223,8 +229,7 @@ Result SimBackend::Impl::find_event(const char* api, EventHandle h, std::shared_
   Lock lock(mu);
   auto it = event_table.find(h.raw);
   if (it == event_table.end()) {
-    return fail(api, Status::invalid_handle,
-                "event " + handle_text(h.raw) + " is not live in this sim backend (destroyed?)");
+    return not_live(api, "event", h.raw);
   }
   out = it->second;
   return succeeded(api);
@@ -234,8 +239,7 @@ Result SimBackend::Impl::find_pool(const char* api, PoolHandle h, int& device) {
   Lock lock(mu);
   auto it = pools.find(h.raw);
   if (it == pools.end()) {
-    return fail(api, Status::invalid_handle,
-                "pool " + handle_text(h.raw) + " is not live in this sim backend (destroyed?)");
+    return not_live(api, "pool", h.raw);
   }
   device = it->second->device;
   return succeeded(api);
@@ -245,8 +249,7 @@ Result SimBackend::Impl::find_graph(const char* api, GraphHandle h, std::shared_
   Lock lock(mu);
   auto it = graphs.find(h.raw);
   if (it == graphs.end()) {
-    return fail(api, Status::invalid_handle,
-                "graph " + handle_text(h.raw) + " is not live in this sim backend (destroyed?)");
+    return not_live(api, "graph", h.raw);
   }
   out = it->second;
   return succeeded(api);
@@ -412,8 +415,7 @@ Result SimBackend::context_destroy(ContextHandle ctx) noexcept {
     }
   }
   if (impl_->contexts.erase(ctx.raw) == 0) {
-    return fail(api, Status::invalid_handle,
-                "context " + handle_text(ctx.raw) + " is not live in this sim backend (destroyed?)");
+    return not_live(api, "context", ctx.raw);
   }
   return succeeded(api);
 }
@@ -460,8 +462,7 @@ Result SimBackend::stream_destroy(ContextHandle ctx, StreamHandle s) noexcept {
     Lock lock(impl_->mu);
     auto it = impl_->streams.find(s.raw);
     if (it == impl_->streams.end()) {
-      return fail(api, Status::invalid_handle,
-                  "stream " + handle_text(s.raw) + " is not live in this sim backend (destroyed?)");
+      return not_live(api, "stream", s.raw);
     }
     stream = std::move(it->second);
     impl_->streams.erase(it);
@@ -526,8 +527,7 @@ Result SimBackend::event_destroy(ContextHandle ctx, EventHandle e) noexcept {
   // Queued records and waits hold their own references: destroying an event
   // with pending work is fine, as in CUDA.
   if (impl_->event_table.erase(e.raw) == 0) {
-    return fail(api, Status::invalid_handle,
-                "event " + handle_text(e.raw) + " is not live in this sim backend (destroyed?)");
+    return not_live(api, "event", e.raw);
   }
   return succeeded(api);
 }
@@ -599,8 +599,7 @@ Result SimBackend::pool_destroy(ContextHandle ctx, PoolHandle p) noexcept {
   }
   Lock lock(impl_->mu);
   if (impl_->pools.erase(p.raw) == 0) {
-    return fail(api, Status::invalid_handle,
-                "pool " + handle_text(p.raw) + " is not live in this sim backend (destroyed?)");
+    return not_live(api, "pool", p.raw);
   }
   return succeeded(api);
 }
@@ -880,8 +879,7 @@ Result SimBackend::graph_destroy(ContextHandle ctx, GraphHandle g) noexcept {
   }
   Lock lock(impl_->mu);
   if (impl_->graphs.erase(g.raw) == 0) {
-    return fail(api, Status::invalid_handle,
-                "graph " + handle_text(g.raw) + " is not live in this sim backend (destroyed?)");
+    return not_live(api, "graph", g.raw);
   }
   return succeeded(api);
 }
