@@ -282,8 +282,11 @@ TEST_F(Pipeline, ConversionsSucceedWhileTheProducerIsInFlightAndItsLeaseStaysInF
       EXPECT_FALSE(later.wait(std::chrono::milliseconds(50))) << "B ran before A's in-flight Tile kernel";
       g.open();
       ASSERT_TRUE(later.wait(kPatience));
-      EXPECT_TRUE(produce.done());
-      EXPECT_TRUE(scale.done());
+      // B's write ran after A's work on the device (the data below proves
+      // it); A's records retire on their own stream's sweep, maybe a sweep
+      // later than B's, so wait for them rather than assume they are done.
+      EXPECT_TRUE(produce.wait(kPatience));
+      EXPECT_TRUE(scale.wait(kPatience));
       std::vector<float> want(kCount);
       for (std::uint64_t i = 0; i < kCount; ++i) want[i] = 3.0F * (2.0F * (1.0F + 0.5F * static_cast<float>(i)));
       const std::vector<float> got = read_floats(b, buf);
