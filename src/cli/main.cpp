@@ -3,6 +3,7 @@
 //   tandem smoke   [--backend auto|cuda|sim] [--device N] [--out FILE]
 //   tandem kernels [--json]
 //   tandem validate FILE... [--json]
+//   tandem run FILE... [--backend B] [--out FILE|DIR] [--repeat N] [--json] [--quiet]
 // Exit codes: 0 pass, 1 fail, 2 bad command line, 3 runtime or device
 // error, 4 the requested backend is not available.
 #include <cstdio>
@@ -16,8 +17,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "device_report.hpp"
+#include "tandem/scenario/device_json.hpp"
 #include "kernels_cmd.hpp"
+#include "run_cmd.hpp"
 #include "tandem/scenario/validation_report.hpp"
 #include "smoke.hpp"
 #include "tandem/device.hpp"
@@ -56,7 +58,7 @@ void write_json(const nlohmann::ordered_json& j, const std::string& out) {
 int cmd_devices(BackendKind kind, bool json) {
   tandem::Platform p = open_platform(kind);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (int i = 0; i < p.device_count(); ++i) list.push_back(tandem::cli::device_json(p.device(i)));
+  for (int i = 0; i < p.device_count(); ++i) list.push_back(tandem::scenario::device_json(p.device(i)));
   if (json || !isatty(STDOUT_FILENO)) {
     std::cout << nlohmann::ordered_json{{"backend", std::string(p.backend_name())}, {"devices", list}}.dump(2) << "\n";
     return kExitPass;
@@ -114,6 +116,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
+      "  tandem run scenarios/*.json --out results/local/   run scenarios, one JSON report each\n"
+      "  tandem run x.json --backend sim --repeat 100      on the simulated device, 100 times\n"
+      "  tandem run x.json --json | jq .status            the report on stdout\n"
       "  tandem devices                   list devices of the best backend here\n"
       "  tandem devices --backend sim     the simulated device\n"
       "  tandem smoke --out report.json   exercise the runtime, write a JSON report\n"
@@ -149,6 +154,26 @@ int main(int argc, char** argv) {
   validate->add_option("files", scenario_files, "scenario files (tandem.scenario/1 JSON)")->required();
   validate->add_flag("--json", validate_json, "one JSON result per file");
 
+  tandem::cli::RunCommand run_cmd;
+  std::string run_backend;
+  std::uint64_t run_repeat = 0;
+  CLI::App* run = app.add_subcommand(
+      "run", "Run scenario files (tandem.scenario/1) and write tandem.report/1 JSON reports");
+  run->add_option("files", run_cmd.files, "scenario files")->required();
+  run->add_option("--backend", run_backend, "override the files' backend: auto, cuda or sim")
+      ->check(CLI::IsMember({"auto", "cuda", "sim"}));
+  run->add_option("--out", run_cmd.out,
+                  "report file; a folder (existing, ending in '/', or when several files run) gets "
+                  "<file stem>.report.json per scenario. Default: JSON on stdout unless it is a terminal");
+  run->add_option("--repeat", run_repeat, "override the files' repeat count (expectations scale with it)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}));
+  run->add_flag("--json", run_cmd.json, "print the report JSON on stdout even on a terminal");
+  run->add_flag("--quiet", run_cmd.quiet, "no progress line and no human summary");
+  run->footer(
+      "On a terminal: a progress line for long runs and a short summary per file (colour unless NO_COLOR is set).\n"
+      "Exit codes: 0 all pass, 1 a check failed or a leak/violation was found, 2 invalid scenario or command\n"
+      "line, 3 runtime or device error, 4 the requested backend (or device) is not available.");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -160,6 +185,11 @@ int main(int argc, char** argv) {
     if (*devices) return cmd_devices(kind, json);
     if (*smoke) return cmd_smoke(kind, device, out);
     if (*validate) return cmd_validate(scenario_files, validate_json);
+    if (*run) {
+      if (!run_backend.empty()) run_cmd.backend = run_backend;
+      if (run_repeat > 0) run_cmd.repeat = run_repeat;
+      return tandem::cli::run_command(run_cmd);
+    }
     if (*kernels) {
       const auto list = tandem::cli::kernels_json();
       if (kernels_as_json || !isatty(STDOUT_FILENO)) {

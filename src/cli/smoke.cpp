@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "device_report.hpp"
+#include "tandem/scenario/device_json.hpp"
 #include "tandem/context.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/launch.hpp"
@@ -116,7 +116,7 @@ json run_smoke(const Device& device, const SmokeOptions& o) {
           {"tool", {{"name", "tandem"}, {"version", TANDEM_VERSION}, {"git", TANDEM_GIT}}},
           {"scenario", {{"name", "smoke"}, {"file", nullptr}}},
           {"backend", std::string(device.platform().backend_name())},
-          {"device", device_json(device)},
+          {"device", scenario::device_json(device)},
           {"status", pass ? "pass" : "fail"},
           {"duration_s", seconds},
           {"checks", checks.list},

@@ -1,6 +1,6 @@
-#include "device_report.hpp"
+#include "tandem/scenario/device_json.hpp"
 
-namespace tandem::cli {
+namespace tandem::scenario {
 
 nlohmann::ordered_json device_json(const Device& d) {
   return {{"ordinal", d.ordinal()},
@@ -13,4 +13,4 @@ nlohmann::ordered_json device_json(const Device& d) {
           {"multiprocessors", d.info().multiprocessors}};
 }
 
-}  // namespace tandem::cli
+}  // namespace tandem::scenario

@@ -1,12 +1,12 @@
-// device_report.hpp — a device (and its backend) as report JSON.
+// tandem/scenario/device_json.hpp — a device (and its backend) as report JSON.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include "tandem/device.hpp"
 
-namespace tandem::cli {
+namespace tandem::scenario {
 
 nlohmann::ordered_json device_json(const Device& device);
 
-}  // namespace tandem::cli
+}  // namespace tandem::scenario

@@ -1,0 +1,32 @@
+// tandem/scenario/run_options.hpp — how `tandem run` runs a scenario.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tandem/scenario/scenario.hpp"
+
+namespace tandem::scenario {
+
+// Counters a caller may read from another thread while a run is going
+// (the command's progress line). Relaxed atomics: a display, not a contract.
+struct RunProgress {
+  std::atomic<std::uint64_t> repetition{0};   // 1-based, 0 before the first
+  std::atomic<std::uint64_t> repetitions{0};
+  std::atomic<std::uint64_t> steps_done{0};   // all threads, all repetitions
+  std::atomic<std::uint64_t> checks_failed{0};
+  std::atomic<std::uint64_t> errors{0};
+};
+
+struct RunOptions {
+  std::optional<Backend> backend;        // overrides the file's `backend`
+  std::optional<std::uint64_t> repeat;   // overrides the file's `repeat`
+  std::string file_text;                 // the file's bytes (for scenario.sha256); may be empty
+  std::string tool_version = "0";
+  std::string tool_git = "unknown";
+  RunProgress* progress = nullptr;       // optional
+};
+
+}  // namespace tandem::scenario

@@ -1,0 +1,60 @@
+#include "run_record.hpp"
+
+namespace tandem::scenario::detail {
+
+namespace {
+
+ojson latency_us(const LatencyHistogram* h) {
+  if (h == nullptr) return {{"p50", 0.0}, {"p99", 0.0}, {"max", 0.0}, {"samples", 0}};
+  auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  return {{"p50", us(h->quantile(0.50))}, {"p99", us(h->quantile(0.99))}, {"max", us(h->max())},
+          {"samples", h->count()}};
+}
+
+}  // namespace
+
+ojson report_json(const RunRecord& r) {
+  ojson checks = ojson::array();
+  for (const CheckRecord& c : r.checks) {
+    checks.push_back({{"step", c.step}, {"what", c.what}, {"expected", c.expected}, {"actual", c.actual},
+                      {"ok", c.ok}});
+  }
+  ojson errors = ojson::array();
+  for (const ErrorRecord& e : r.errors) {
+    errors.push_back({{"step", e.step}, {"op", e.op}, {"code", e.code}, {"message", e.message},
+                      {"repetition", e.repetition}});
+  }
+  ojson submit = {{"p50", 0}, {"p99", 0}, {"max", 0}};
+  if (r.submit_ns != nullptr) {
+    submit = {{"p50", r.submit_ns->quantile(0.50)}, {"p99", r.submit_ns->quantile(0.99)},
+              {"max", r.submit_ns->max()}};
+  }
+  const double lps = r.body_seconds > 0 ? static_cast<double>(r.launches) / r.body_seconds : 0.0;
+  return {{"format", "tandem.report/1"},
+          {"tool", r.tool},
+          {"scenario", r.scenario},
+          {"backend", r.backend},
+          {"device", r.device},
+          {"status", r.status},
+          {"duration_s", r.duration_s},
+          {"repetitions", r.repetitions},
+          {"checks", checks},
+          {"errors", errors},
+          {"skipped", r.skipped},
+          {"leaks", {{"live_allocations", r.live_allocations}, {"live_bytes", r.live_bytes},
+                     {"quarantined_allocations", r.quarantined_allocations},
+                     {"quarantined_bytes", r.quarantined_bytes},
+                     {"foreign_owners_unreleased", r.foreign_owners_unreleased}}},
+          {"uniqueness", {{"checks", r.uniqueness_checks}, {"failures", r.uniqueness_failures},
+                          {"runtime_checks", r.runtime_uniqueness_checks}}},
+          {"vram", {{"baseline_free", r.vram.baseline_free}, {"final_free", r.vram.final_free},
+                    {"delta", r.vram.delta}, {"tolerance", r.vram.tolerance}, {"ok", r.vram.ok},
+                    {"checked", r.vram.checked}}},
+          {"throughput", {{"submissions", r.submissions}, {"launches", r.launches},
+                          {"launches_per_s", lps}, {"bytes_moved", r.bytes_moved}, {"retired", r.retired},
+                          {"retire_latency_us", latency_us(r.retire_ns)}, {"submit_ns", submit}}},
+          {"violations", r.violations},
+          {"notes", r.notes}};
+}
+
+}  // namespace tandem::scenario::detail

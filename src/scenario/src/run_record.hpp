@@ -1,0 +1,64 @@
+// run_record.hpp — what a run observed, in the shape of the report
+// (spec/scenario-format.md §3). The executor fills it; report_json() lays it
+// out; nothing here talks to the runtime.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "latency_histogram.hpp"
+
+namespace tandem::scenario::detail {
+
+using ojson = nlohmann::ordered_json;
+
+struct CheckRecord {
+  std::string step;  // JSON path, or "expect.<key>" for end-of-run expectations
+  std::string what;
+  ojson expected;
+  ojson actual;
+  bool ok = false;
+};
+
+struct ErrorRecord {
+  std::string step;
+  std::string op;
+  std::string code;     // a §4 code
+  std::string message;
+  std::uint64_t repetition = 1;
+};
+
+struct VramRecord {
+  std::uint64_t baseline_free = 0, final_free = 0, tolerance = 0;
+  std::int64_t delta = 0;
+  bool ok = true;
+  bool checked = false;  // an explicit `vram check` step decided `ok`
+};
+
+struct RunRecord {
+  std::string status = "pass";  // pass | fail | error
+  ojson tool, scenario, device;
+  std::string backend;
+  double duration_s = 0.0;
+  std::uint64_t repetitions = 1;
+  std::vector<CheckRecord> checks;
+  std::vector<ErrorRecord> errors;
+  std::vector<std::string> skipped;
+  std::vector<std::string> notes;
+  std::uint64_t live_allocations = 0, live_bytes = 0, quarantined_allocations = 0, quarantined_bytes = 0,
+                foreign_owners_unreleased = 0;
+  std::uint64_t uniqueness_checks = 0, uniqueness_failures = 0, runtime_uniqueness_checks = 0;
+  VramRecord vram;
+  std::uint64_t submissions = 0, launches = 0, retired = 0, bytes_moved = 0;
+  double body_seconds = 0.0;
+  const LatencyHistogram* submit_ns = nullptr;
+  const LatencyHistogram* retire_ns = nullptr;  // null when the runtime does not measure it
+  ojson violations = ojson::array();
+};
+
+[[nodiscard]] ojson report_json(const RunRecord& r);
+
+}  // namespace tandem::scenario::detail
