@@ -215,7 +215,7 @@ int run_command(const RunCommand& cmd) {
     if (json_to_stdout) all.push_back(result.report);
     if (!cmd.quiet) summarize(human, style, result.report, file);
   }
-  if (json_to_stdout) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
+  if (json_to_stdout && !all.empty()) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
   return worst;
 }
 
