@@ -178,7 +178,13 @@ class Executor {
   std::map<std::string, AllocationWatch> watches_;
   std::map<std::string, std::shared_ptr<Handle>> handles_;
   std::vector<std::shared_ptr<Handle>> graveyard_;  // forgotten on purpose: never dropped during the run
-  std::vector<std::shared_ptr<GraphRecord>> releasing_;  // dropped graphs with replays in flight
+  // Dropped graphs with replays in flight: what the model still counts for
+  // them. Never the Graph itself (the runtime must be free to destroy it).
+  struct PendingRelease {
+    std::vector<std::uint64_t> allocations;
+    std::vector<LaunchFuture> replays;
+  };
+  std::vector<PendingRelease> releasing_;
   std::map<std::string, LaunchFuture> last_on_stream_;
   std::set<std::string> fired_faults_;
   std::optional<Stream> default_stream_;
@@ -274,7 +280,7 @@ Stream Executor::stream_named(const std::optional<std::string>& name) {
 
 void Executor::settle_graph_releases() {
   for (auto it = releasing_.begin(); it != releasing_.end();) {
-    GraphRecord& g = **it;
+    PendingRelease& g = *it;
     const bool quarantined = std::any_of(g.replays.begin(), g.replays.end(), [](const LaunchFuture& f) {
       return f.status() == SubmissionStatus::quarantined;
     });
@@ -778,7 +784,7 @@ void Executor::op_drop(const Step& st, bool forget) {
       // leaked: its references stay, the model keeps counting them
     } else if (in_flight || quarantined) {
       for (std::uint64_t a : r.allocations) ++model_[a].uncertain;
-      releasing_.push_back(victim->graph);
+      releasing_.push_back({r.allocations, r.replays});
     } else {
       for (std::uint64_t a : r.allocations) {
         auto m = model_.find(a);
@@ -1135,7 +1141,7 @@ void Executor::end_repetition() {
                                          [](const LaunchFuture& f) { return !f.done(); });
       if (in_flight) {
         for (std::uint64_t a : h->graph->allocations) ++model_[a].uncertain;
-        releasing_.push_back(h->graph);
+        releasing_.push_back({h->graph->allocations, h->graph->replays});
       } else {
         for (std::uint64_t a : h->graph->allocations) {
           auto m = model_.find(a);
