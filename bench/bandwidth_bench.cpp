@@ -1,7 +1,7 @@
 // Bandwidth of the Tile bandwidth kernels (kernels/README.md: copy and
 // transpose reach >= 80 % of device-to-device copy bandwidth on 1 GiB f32
 // tensors), measured against a raw driver device-to-device copy of the same
-// bytes in the same process. Requires a CUDA device.
+// bytes in the same process. Needs the cuda backend.
 //
 // Every figure: warm up, then per benchmark iteration N submissions on one
 // stream between two stream synchronizations, timed with the host steady
@@ -9,31 +9,27 @@
 // `ratio_vs_memcpy` divides by the driver memcpy bandwidth measured the
 // same way in this run.
 //
-//   tandem_kernels_bench [--benchmark_filter=...]
-#include <benchmark/benchmark.h>
-
+//   tandem_bench --benchmark_filter='Memcpy|Copy_|Transpose|SimtTileSimt'
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "tandem/context.hpp"
-#include "tandem/device.hpp"
-#include "tandem/errors.hpp"
+#include "bench_env.hpp"
 #include "tandem/kernels/catalog.hpp"
 #include "tandem/kernels/launch.hpp"
 #include "tandem/launch.hpp"
-#include "tandem/stream.hpp"
 #include "tandem/view.hpp"
+
+namespace tandem_bench {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using tandem::DType;
 using tandem::View;
 namespace k = tandem::kernels;
@@ -51,10 +47,13 @@ const k::KernelEntry& entry(k::Model m, const char* name, int rank = 0) {
   return *e;
 }
 
-struct Env {
-  tandem::Platform platform = tandem::Platform::cuda();
-  tandem::Context ctx = tandem::Context::create(platform.device(0));
-  tandem::Stream stream = tandem::Stream::create(ctx);
+// Two 1 GiB tensors (and their other forms) on the shared stream, made at
+// the first bandwidth benchmark and kept until the end of the run.
+struct Bandwidth {
+  Env& env;
+  tandem::Platform& platform = env.platform;
+  tandem::Context& ctx = env.ctx;
+  tandem::Stream& stream = env.stream;
   View src;    // tensor [kSide, kSide]
   View dst;    // tensor [kSide, kSide]
   View src1;   // the same memory as a rank-1 tensor [2^28]
@@ -63,7 +62,7 @@ struct Env {
   View dst_buf;
   std::optional<double> memcpy_bps;
 
-  Env() {
+  explicit Bandwidth(Env& e) : env(e) {
     View s = tandem::allocate(stream, DType::f32, kElements);
     View d = tandem::allocate(stream, DType::f32, kElements);
     {
@@ -83,9 +82,25 @@ struct Env {
     stream.synchronize();
   }
 
-  static Env& get() {
-    static Env e;
-    return e;
+  // The state, or null after SkipWithError (no device, the sim, no memory).
+  static Bandwidth* get(benchmark::State& st) {
+    static std::unique_ptr<Bandwidth> b;
+    static std::string failure;
+    if (b) return b.get();
+    Env* e = Env::get(st);
+    if (e == nullptr) return nullptr;
+    if (e->is_sim()) failure = "the bandwidth figures need the cuda backend";
+    if (failure.empty()) {
+      try {
+        b = std::make_unique<Bandwidth>(*e);
+        at_teardown([] { b.reset(); });
+        return b.get();
+      } catch (const std::exception& ex) {
+        failure = std::string("1 GiB bandwidth tensors: ") + ex.what();
+      }
+    }
+    st.SkipWithError(failure.c_str());
+    return nullptr;
   }
 
   void raw_memcpy() {
@@ -97,7 +112,7 @@ struct Env {
 
 // Seconds for kBatch submissions of `submit` between two synchronizations.
 template <class F>
-double time_batch(Env& e, F&& submit) {
+double time_batch(Bandwidth& e, F&& submit) {
   e.stream.synchronize();
   const auto t0 = Clock::now();
   for (int i = 0; i < kBatch; ++i) submit();
@@ -107,7 +122,7 @@ double time_batch(Env& e, F&& submit) {
 
 // Runs the benchmark loop; returns bytes/s (total bytes / total time).
 template <class F>
-double run_batches(benchmark::State& st, Env& e, double bytes_per_submission, F&& submit) {
+double run_batches(benchmark::State& st, Bandwidth& e, double bytes_per_submission, F&& submit) {
   for (int i = 0; i < kWarmup; ++i) submit();
   e.stream.synchronize();
   double total = 0.0;
@@ -126,7 +141,7 @@ double run_batches(benchmark::State& st, Env& e, double bytes_per_submission, F&
 
 // The driver's device-to-device copy bandwidth, measured once per process
 // by the same method (the denominator of every ratio).
-double memcpy_bandwidth(Env& e) {
+double memcpy_bandwidth(Bandwidth& e) {
   if (!e.memcpy_bps) {
     for (int i = 0; i < kWarmup; ++i) e.raw_memcpy();
     double total = 0.0;
@@ -136,46 +151,41 @@ double memcpy_bandwidth(Env& e) {
   return *e.memcpy_bps;
 }
 
-void report_ratio(benchmark::State& st, Env& e, double bps) {
+void report_ratio(benchmark::State& st, Bandwidth& e, double bps) {
   st.counters["ratio_vs_memcpy"] = benchmark::Counter(bps / memcpy_bandwidth(e));
-}
-
-template <class F>
-void guarded(benchmark::State& st, F&& body) {
-  try {
-    body();
-  } catch (const std::exception& ex) {
-    st.SkipWithError(ex.what());
-  }
 }
 
 // --- baselines ------------------------------------------------------------------------
 
 void BM_DriverMemcpy_1GiB(benchmark::State& st) {
+  Bandwidth* b = Bandwidth::get(st);
+  if (b == nullptr) return;
   guarded(st, [&] {
-    Env& e = Env::get();
+    Bandwidth& e = *b;
     const double bps = run_batches(st, e, 2.0 * kBytes, [&] { e.raw_memcpy(); });
     if (!e.memcpy_bps) e.memcpy_bps = bps;
     report_ratio(st, e, bps);
   });
 }
-BENCHMARK(BM_DriverMemcpy_1GiB)->UseManualTime()->Iterations(kIterations)->Unit(benchmark::kMillisecond);
 
 // tandem::copy: the same driver copy as a tracked submission (leases, events).
 void BM_TandemCopy_1GiB(benchmark::State& st) {
+  Bandwidth* b = Bandwidth::get(st);
+  if (b == nullptr) return;
   guarded(st, [&] {
-    Env& e = Env::get();
+    Bandwidth& e = *b;
     const double bps = run_batches(st, e, 2.0 * kBytes, [&] { (void)tandem::copy(e.stream, e.src_buf, e.dst_buf); });
     report_ratio(st, e, bps);
   });
 }
-BENCHMARK(BM_TandemCopy_1GiB)->UseManualTime()->Iterations(kIterations)->Unit(benchmark::kMillisecond);
 
 // --- Tile bandwidth kernels -------------------------------------------------------------
 
 void BM_TileCopy_Rank1_4096_1GiB(benchmark::State& st) {
+  Bandwidth* b = Bandwidth::get(st);
+  if (b == nullptr) return;
   guarded(st, [&] {
-    Env& e = Env::get();
+    Bandwidth& e = *b;
     const k::KernelEntry& copy = entry(k::Model::tile, "copy", 1);
     st.SetLabel(std::string(copy.entry_point()));
     const k::Arg a[] = {k::Arg::of(e.src1), k::Arg::of(e.dst1)};
@@ -183,11 +193,12 @@ void BM_TileCopy_Rank1_4096_1GiB(benchmark::State& st) {
     report_ratio(st, e, bps);
   });
 }
-BENCHMARK(BM_TileCopy_Rank1_4096_1GiB)->UseManualTime()->Iterations(kIterations)->Unit(benchmark::kMillisecond);
 
 void BM_TileCopy_Rank2_64x64_1GiB(benchmark::State& st) {
+  Bandwidth* b = Bandwidth::get(st);
+  if (b == nullptr) return;
   guarded(st, [&] {
-    Env& e = Env::get();
+    Bandwidth& e = *b;
     const k::KernelEntry& copy = entry(k::Model::tile, "copy", 2);
     st.SetLabel(std::string(copy.entry_point()));
     const k::Arg a[] = {k::Arg::of(e.src), k::Arg::of(e.dst)};
@@ -195,11 +206,12 @@ void BM_TileCopy_Rank2_64x64_1GiB(benchmark::State& st) {
     report_ratio(st, e, bps);
   });
 }
-BENCHMARK(BM_TileCopy_Rank2_64x64_1GiB)->UseManualTime()->Iterations(kIterations)->Unit(benchmark::kMillisecond);
 
 void BM_TileTranspose_64x64_1GiB(benchmark::State& st) {
+  Bandwidth* b = Bandwidth::get(st);
+  if (b == nullptr) return;
   guarded(st, [&] {
-    Env& e = Env::get();
+    Bandwidth& e = *b;
     const k::KernelEntry& transpose = entry(k::Model::tile, "transpose", 2);
     st.SetLabel(std::string(transpose.entry_point()));
     const k::Arg a[] = {k::Arg::of(e.src), k::Arg::of(e.dst)};
@@ -207,7 +219,6 @@ void BM_TileTranspose_64x64_1GiB(benchmark::State& st) {
     report_ratio(st, e, bps);
   });
 }
-BENCHMARK(BM_TileTranspose_64x64_1GiB)->UseManualTime()->Iterations(kIterations)->Unit(benchmark::kMillisecond);
 
 // --- SIMT -> Tile -> SIMT round trip (for information) ------------------------------------
 // One op: SIMT fill of a 1 GiB buffer, to_tensor [16384, 16384] + Tile scale,
@@ -215,8 +226,10 @@ BENCHMARK(BM_TileTranspose_64x64_1GiB)->UseManualTime()->Iterations(kIterations)
 // the previous op's kernels are still in flight (uniqueness ignores leases).
 // Bytes: fill 1 GiB written, scale 1 + 1, add 2 read + 1 written = 6 GiB.
 void BM_SimtTileSimtRoundTrip_1GiB(benchmark::State& st) {
+  Bandwidth* b = Bandwidth::get(st);
+  if (b == nullptr) return;
   guarded(st, [&] {
-    Env& e = Env::get();
+    Bandwidth& e = *b;
     const k::KernelEntry& fill = entry(k::Model::simt, "fill");
     const k::KernelEntry& add = entry(k::Model::simt, "add");
     const k::KernelEntry& scale = entry(k::Model::tile, "scale", 2);
@@ -250,19 +263,34 @@ void BM_SimtTileSimtRoundTrip_1GiB(benchmark::State& st) {
     }
   });
 }
-BENCHMARK(BM_SimtTileSimtRoundTrip_1GiB)->UseManualTime()->Iterations(kIterations)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::string why;
-  if (!tandem::Platform::cuda_available(why)) {
-    std::fprintf(stderr, "tandem_kernels_bench needs a CUDA device: %s\n", why.c_str());
-    return 0;
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+void register_bandwidth_benchmarks() {
+  benchmark::RegisterBenchmark("BM_DriverMemcpy_1GiB", BM_DriverMemcpy_1GiB)
+      ->UseManualTime()
+      ->Iterations(kIterations)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_TandemCopy_1GiB", BM_TandemCopy_1GiB)
+      ->UseManualTime()
+      ->Iterations(kIterations)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_TileCopy_Rank1_4096_1GiB", BM_TileCopy_Rank1_4096_1GiB)
+      ->UseManualTime()
+      ->Iterations(kIterations)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_TileCopy_Rank2_64x64_1GiB", BM_TileCopy_Rank2_64x64_1GiB)
+      ->UseManualTime()
+      ->Iterations(kIterations)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_TileTranspose_64x64_1GiB", BM_TileTranspose_64x64_1GiB)
+      ->UseManualTime()
+      ->Iterations(kIterations)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_SimtTileSimtRoundTrip_1GiB", BM_SimtTileSimtRoundTrip_1GiB)
+      ->UseManualTime()
+      ->Iterations(kIterations)
+      ->Unit(benchmark::kMillisecond);
 }
+
+}  // namespace tandem_bench

@@ -1,0 +1,85 @@
+#include "lanes.hpp"
+
+#include <latch>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "prepared_launch.hpp"
+
+namespace tandem_bench {
+
+LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked) {
+  if (threads < 1 || threads > static_cast<int>(e.lanes.size())) throw std::runtime_error("bad thread count");
+  std::latch prepared(threads + 1);  // every lane ready, and the main thread
+  std::latch go(1);
+  std::latch finished(threads);
+  std::mutex m;
+  LaneRun out;
+  auto fail = [&](const std::string& why) {
+    const std::lock_guard<std::mutex> lock(m);
+    if (out.error.empty()) out.error = why;
+  };
+
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::optional<PreparedLaunch> k;
+      try {
+        k.emplace(e, e.lanes[static_cast<std::size_t>(t)], KernelKind::simt_copy);
+        if (!tracked) {
+          if (!e.raw_why.empty()) throw std::runtime_error(e.raw_why);
+          if (const int rc = e.raw.ctx_set_current(e.ctx.native().raw); rc != 0) {
+            throw std::runtime_error("cuCtxSetCurrent: CUresult " + std::to_string(rc));
+          }
+        }
+      } catch (const std::exception& ex) {
+        fail(ex.what());
+        k.reset();
+      }
+      prepared.count_down();
+      go.wait();
+      if (k) {
+        try {
+          if (tracked) {
+            for (std::int64_t i = 0; i < per_thread; ++i) (void)k->tracked();
+          } else {
+            for (std::int64_t i = 0; i < per_thread; ++i) k->raw(e.raw);
+          }
+          k->stream().synchronize();
+        } catch (const std::exception& ex) {
+          fail(ex.what());
+        }
+      }
+      finished.count_down();
+    });
+  }
+  prepared.arrive_and_wait();
+  const auto t0 = Clock::now();
+  go.count_down();
+  finished.wait();
+  out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  for (std::thread& th : pool) th.join();
+  out.launches_per_s = static_cast<double>(threads) * static_cast<double>(per_thread) / out.seconds;
+  return out;
+}
+
+void measure_lanes(benchmark::State& st, Env& e, int threads, std::int64_t per_thread, bool tracked) {
+  double seconds = 0;
+  std::int64_t rounds = 0;
+  for (auto _ : st) {
+    const LaneRun r = run_lanes(e, threads, per_thread, tracked);
+    if (!r.error.empty()) throw std::runtime_error(r.error);
+    st.SetIterationTime(r.seconds);
+    seconds += r.seconds;
+    ++rounds;
+  }
+  const double launches = static_cast<double>(rounds) * threads * static_cast<double>(per_thread);
+  st.counters["launches_per_s"] = seconds > 0 ? launches / seconds : 0.0;
+  st.counters["threads"] = threads;
+}
+
+}  // namespace tandem_bench

@@ -1,0 +1,148 @@
+#include "loaded_state.hpp"
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "tandem/kernels/catalog.hpp"
+
+namespace tandem_bench {
+
+namespace {
+
+namespace k = tandem::kernels;
+
+constexpr tandem::driver::LaunchDims kOneBlock{{1, 1, 1}, {32, 1, 1}, 0};
+
+// Bytes glibc has handed out, over all arenas (mmapped chunks included).
+double heap_bytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<double>(m.uordblks + m.hblkhd);
+}
+
+const k::KernelEntry& entry(k::Model m, const char* name, tandem::DType t) {
+  const k::KernelEntry* e = k::find(m, name, t);
+  if (e == nullptr) throw std::runtime_error(std::string("the catalog has no ") + name + " kernel");
+  return *e;
+}
+
+std::unique_ptr<LoadedState>& slot() {
+  static std::unique_ptr<LoadedState> s;
+  return s;
+}
+
+}  // namespace
+
+LoadedState& LoadedState::ready(Env& e, std::chrono::milliseconds need) {
+  static std::string failure;  // building it failed once: every loaded benchmark says why, at once
+  if (!failure.empty()) throw std::runtime_error(failure);
+  if (!slot()) {
+    try {
+      slot() = std::make_unique<LoadedState>(e);
+    } catch (const std::exception& ex) {
+      failure = std::string("the loaded state: ") + ex.what();
+      throw std::runtime_error(failure);
+    }
+    at_teardown([] { slot().reset(); });
+  } else if (Clock::now() + need > slot()->hold_until_) {
+    slot()->arm();
+  }
+  return *slot();
+}
+
+LoadedState::LoadedState(Env& e) : e_(e) {
+  holders_.reserve(kHolderStreams);
+  for (int i = 0; i < kHolderStreams; ++i) {
+    holders_.push_back(tandem::Stream::create(e.ctx));
+    holder_bytes_.push_back(tandem::allocate(holders_.back(), tandem::DType::u8, 256));
+  }
+  live_.reserve(kLiveAllocations);
+  flight_.reserve(kInFlight);
+  e.drain();
+  const double h0 = heap_bytes();
+  for (std::size_t i = 0; i < kLiveAllocations; ++i) live_.push_back(tandem::allocate(e.stream, tandem::DType::f32, 1));
+  e.drain();  // every birth retired: the holders' launches need no stream waits
+  heap_per_allocation_ = (heap_bytes() - h0) / static_cast<double>(kLiveAllocations);
+  arm();
+}
+
+LoadedState::~LoadedState() {
+  try {
+    for (const tandem::Stream& h : holders_) h.synchronize();
+  } catch (const std::exception&) {  // the views are dropped anyway: retirement frees them later
+  }
+  flight_.clear();
+  live_.clear();
+  holder_bytes_.clear();
+}
+
+void LoadedState::arm() {
+  const k::KernelEntry& spin = entry(k::Model::simt, "spin", tandem::DType::u8);
+  const k::KernelEntry& copy = entry(k::Model::simt, "copy", tandem::DType::f32);
+  for (const tandem::Stream& h : holders_) h.synchronize();  // the last hold is over (a device wait)
+  flight_.clear();  // their retirement is the runtime's business now
+
+  const bool first = heap_per_submission_ == 0;
+  const double h0 = heap_bytes();
+  const auto t0 = Clock::now();
+  std::uint64_t hold_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(kHold).count());
+  for (std::size_t i = 0; i < holders_.size(); ++i) {
+    auto p = holder_bytes_[i].buffer_param<std::uint8_t>();
+    void* params[] = {&p, &hold_ns};
+    const tandem::ViewAccess acc[] = {{&holder_bytes_[i], tandem::Access::read_write}};
+    (void)tandem::launch(holders_[i], *spin.symbol, kOneBlock, params, acc);
+  }
+  const std::size_t per_stream = kInFlight / holders_.size();
+  std::optional<std::size_t> blocked_at;  // the first launch that waited for the device
+  for (std::size_t j = 0; j < kInFlight; ++j) {
+    const auto l0 = Clock::now();
+    const tandem::View& src = live_[2 * j];
+    const tandem::View& dst = live_[2 * j + 1];
+    auto ps = src.buffer_param<float>();
+    auto pd = dst.buffer_param<float>();
+    void* params[] = {&ps, &pd};
+    const tandem::ViewAccess acc[] = {{&src, tandem::Access::read}, {&dst, tandem::Access::write}};
+    flight_.push_back(tandem::launch(holders_[std::min(j / per_stream, holders_.size() - 1)], *copy.symbol,
+                                     kOneBlock, params, acc));
+    if (!blocked_at && Clock::now() - l0 > std::chrono::milliseconds(50)) blocked_at = j;
+  }
+  const auto armed = Clock::now() - t0;
+  if (first) heap_per_submission_ = (heap_bytes() - h0) / static_cast<double>(kInFlight);
+  hold_until_ = t0 + kHold;
+  if (armed > kHold / 2 || blocked_at) {
+    throw std::runtime_error(
+        "queueing the " + std::to_string(kInFlight) + " held submissions took " +
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(armed).count()) +
+        " ms: the driver blocked" +
+        (blocked_at ? " at submission " + std::to_string(*blocked_at % per_stream) + " of a holder stream" : "") +
+        ", the load cannot be held");
+  }
+  if (const std::size_t n = in_flight(); n != kInFlight) {
+    throw std::runtime_error("only " + std::to_string(n) + " of " + std::to_string(kInFlight) +
+                             " held submissions stayed in flight");
+  }
+}
+
+std::size_t LoadedState::in_flight() const {
+  std::size_t n = 0;
+  for (const tandem::LaunchFuture& f : flight_) n += f.done() ? 0 : 1;
+  return n;
+}
+
+void LoadedState::check_held(benchmark::State& st, std::size_t at_start) const {
+  const std::size_t at_end = in_flight();
+  st.counters["live_allocations"] = static_cast<double>(e_.ctx.stats().live_allocations);
+  st.counters["inflight_at_start"] = static_cast<double>(at_start);
+  st.counters["inflight_at_end"] = static_cast<double>(at_end);
+  if (at_end < kInFlight) {
+    throw std::runtime_error("the held submissions retired during the measurement (" + std::to_string(at_end) +
+                             " of " + std::to_string(kInFlight) +
+                             " left; or a measured stream waited behind them): not a figure under load");
+  }
+}
+
+}  // namespace tandem_bench

@@ -1,0 +1,117 @@
+// Allocation and ownership costs on the host, and the tracker's memory.
+//
+//   BM_RawAllocFree / BM_TrackedAllocFree  cuMemAllocAsync + cuMemFreeAsync
+//                  of 1 MiB vs tandem::allocate + dropping the view (nothing
+//                  in flight, so the free happens on the dropping thread)
+//   BM_UniquenessCheck        View::is_unique
+//   BM_TensorBufferRoundTrip  buffer -> tensor -> buffer (two ownership
+//                             transfers, no copy)
+//   BM_TrackerFootprint       tracker bytes per allocation and per lease, as
+//                             the runtime declares them
+//                             (tandem/detail/footprint.hpp; absent counters
+//                             when the runtime does not declare them)
+#include <stdexcept>
+#include <string>
+
+#include "bench_env.hpp"
+#include "tandem/view.hpp"
+
+#if __has_include("tandem/detail/footprint.hpp")
+#include "tandem/detail/footprint.hpp"
+#define TANDEM_BENCH_HAVE_FOOTPRINT 1
+#else
+#define TANDEM_BENCH_HAVE_FOOTPRINT 0
+#endif
+
+namespace tandem_bench {
+
+namespace {
+
+constexpr std::size_t kAllocBytes = 1 << 20;
+const std::int64_t kAllocs = scaled(20000);
+
+void BM_RawAllocFree(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  const RawDriver* d = e->raw_or_skip(st);
+  if (d == nullptr) return;
+  guarded(st, [&] {
+    void* s = e->stream.native().raw;
+    e->drain();
+    unsigned long long p = 0;
+    if (const int rc = d->alloc_async(&p, kAllocBytes, s); rc != 0) {
+      throw std::runtime_error("cuMemAllocAsync: CUresult " + std::to_string(rc));
+    }
+    d->free_async(p, s);
+    for (auto _ : st) {
+      d->alloc_async(&p, kAllocBytes, s);
+      d->free_async(p, s);
+    }
+    e->drain();
+  });
+}
+
+void BM_TrackedAllocFree(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  guarded(st, [&] {
+    const LeakWatch leaks(*e);
+    for (auto _ : st) {
+      tandem::View v = tandem::allocate(e->stream, tandem::DType::u8, kAllocBytes);
+      benchmark::DoNotOptimize(v);
+    }
+    leaks.report(st);
+  });
+}
+
+void BM_UniquenessCheck(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  guarded(st, [&] {
+    const tandem::View v = tandem::allocate(e->stream, tandem::DType::u8, 256);
+    for (auto _ : st) benchmark::DoNotOptimize(v.is_unique());
+  });
+}
+
+void BM_TensorBufferRoundTrip(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  guarded(st, [&] {
+    tandem::View v = tandem::allocate(e->stream, tandem::DType::f32, 64 * 64);
+    const std::int64_t shape[] = {64, 64};
+    for (auto _ : st) {
+      v = std::move(v).to_tensor(shape);
+      v = std::move(v).into_buffer();
+      benchmark::DoNotOptimize(v);
+    }
+  });
+}
+
+// Counters only: its time is reported as 0 (manual time) so that no tool
+// compares a meaningless time.
+void BM_TrackerFootprint(benchmark::State& st) {
+  for (auto _ : st) st.SetIterationTime(0.0);
+#if TANDEM_BENCH_HAVE_FOOTPRINT
+  const auto f = tandem::detail::tracker_footprint();
+  st.counters["per_allocation_bytes"] = static_cast<double>(f.per_allocation_bytes);
+  st.counters["per_lease_bytes"] = static_cast<double>(f.per_lease_bytes);
+#else
+  st.SetLabel("absent: the runtime has no tandem/detail/footprint.hpp");
+#endif
+}
+
+}  // namespace
+
+void register_memory_benchmarks() {
+  benchmark::RegisterBenchmark("BM_RawAllocFree", BM_RawAllocFree)->Iterations(kAllocs)->UseRealTime();
+  benchmark::RegisterBenchmark("BM_TrackedAllocFree", BM_TrackedAllocFree)->Iterations(kAllocs)->UseRealTime();
+  // min_time (the command line's) decides these two: each call is tens of ns.
+  benchmark::RegisterBenchmark("BM_UniquenessCheck", BM_UniquenessCheck);
+  benchmark::RegisterBenchmark("BM_TensorBufferRoundTrip", BM_TensorBufferRoundTrip);
+  benchmark::RegisterBenchmark("BM_TrackerFootprint", BM_TrackerFootprint)
+      ->Iterations(1)
+      ->Repetitions(1)
+      ->UseManualTime();
+}
+
+}  // namespace tandem_bench

@@ -1,0 +1,52 @@
+// raw_driver.hpp — the CUDA driver entry points the raw baselines call,
+// straight from libcuda.
+//
+// They are resolved the way the cuda backend resolves its own (base name +
+// ABI version through cuGetProcAddress), so a raw figure and a tracked
+// figure reach the very same driver function. No cuda.h: the benchmark
+// binary builds, and reports why it skips, where no toolkit or driver is.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace tandem_bench {
+
+struct RawDriver {
+  using LaunchFn = int (*)(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                           unsigned shared, void* stream, void** params, void** extra);
+  using CtxSetCurrentFn = int (*)(void* ctx);
+  using EventRecordFn = int (*)(void* event, void* stream);
+  using EventQueryFn = int (*)(void* event);
+  using StreamSynchronizeFn = int (*)(void* stream);
+  using AllocAsyncFn = int (*)(unsigned long long* ptr, std::size_t bytes, void* stream);
+  using FreeAsyncFn = int (*)(unsigned long long ptr, void* stream);
+  using BeginCaptureFn = int (*)(void* stream, int mode);
+  using EndCaptureFn = int (*)(void* stream, void** graph);
+  using GraphInstantiateFn = int (*)(void** exec, void* graph, unsigned long long flags);
+  using GraphLaunchFn = int (*)(void* exec, void* stream);
+  using GraphDestroyFn = int (*)(void* graph);
+
+  static constexpr int kCaptureThreadLocal = 1;  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+  static constexpr int kNotReady = 600;          // CUDA_ERROR_NOT_READY
+
+  LaunchFn launch = nullptr;
+  CtxSetCurrentFn ctx_set_current = nullptr;
+  EventRecordFn event_record = nullptr;
+  EventQueryFn event_query = nullptr;
+  StreamSynchronizeFn stream_synchronize = nullptr;
+  AllocAsyncFn alloc_async = nullptr;
+  FreeAsyncFn free_async = nullptr;
+  BeginCaptureFn begin_capture = nullptr;
+  EndCaptureFn end_capture = nullptr;
+  GraphInstantiateFn graph_instantiate = nullptr;
+  GraphLaunchFn graph_launch = nullptr;
+  GraphDestroyFn graph_destroy = nullptr;
+  GraphDestroyFn graph_exec_destroy = nullptr;
+
+  // Opens libcuda.so.1 and resolves every entry point. False, with `why`
+  // naming the first one missing, when that is impossible.
+  bool load(std::string& why);
+};
+
+}  // namespace tandem_bench

@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""peers.py — what a launch costs through Python GPU libraries, beside a raw
+driver launch measured in the same process, so each peer has a same-run ratio.
+
+    python3 scripts/peers.py --out results/h200/peers.json [--launches 20000] [--trials 5]
+
+Launchers (one empty kernel <<<1, 32>>> on a non-blocking stream, the same
+PTX for all that load code; PyTorch runs its smallest op instead):
+
+  raw_driver_ctypes    cuLaunchKernel through ctypes on libcuda.so.1
+  raw_driver_bindings  cuLaunchKernel through cuda.bindings (cuda-python)
+  cupy_rawkernel       CuPy RawKernel
+  cuda_core_launch     cuda.core launch()
+  torch_add_one        PyTorch add_ on a 1-element CUDA tensor
+
+Method (as ../shared/perf/h200-limits.md): per trial, N launches then one
+stream synchronize, host clock; trials interleave the launchers so drift
+hits all alike; the figure is the median trial. The baseline is the
+cheapest raw driver launch that ran; `ratio_vs_raw` divides by it.
+
+Each launcher fails soft: a missing module or device is recorded with its
+reason and the others still run. Exit status 0 unless the arguments are bad
+or the output cannot be written.
+"""
+
+import argparse
+import ctypes
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+FORMAT = "tandem.peers/1"
+KERNEL = "tandem_empty"
+# Generic PTX (sm_52): every later GPU JIT-compiles it, so the same text
+# serves any device.
+PTX = f""".version 7.0
+.target sm_52
+.address_size 64
+
+.visible .entry {KERNEL}()
+{{
+\tret;
+}}
+"""
+PTX_IMAGE = PTX.encode() + b"\0"  # cuModuleLoadData takes PTX as a NUL-terminated string
+CU_STREAM_NON_BLOCKING = 1
+
+
+class Skip(Exception):
+    """The launcher cannot run here (module or device missing): not a failure."""
+
+
+def check(rc, what):
+    if rc != 0:
+        raise RuntimeError(f"{what}: CUresult {rc}")
+
+
+# --- launchers: each returns (launch_once, synchronize, detail dict) ----------------------
+
+def libcuda():
+    try:
+        return ctypes.CDLL("libcuda.so.1")
+    except OSError as ex:
+        raise Skip(f"no CUDA driver: {ex}") from ex
+
+
+def setup_raw_ctypes():
+    cu = libcuda()
+    vp = ctypes.c_void_p
+    check(cu.cuInit(0), "cuInit")
+    dev = ctypes.c_int()
+    check(cu.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+    ctx = vp()
+    check(cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+    check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    mod, fn, stream = vp(), vp(), vp()
+    check(cu.cuModuleLoadData(ctypes.byref(mod), PTX_IMAGE), "cuModuleLoadData")
+    check(cu.cuModuleGetFunction(ctypes.byref(fn), mod, KERNEL.encode()), "cuModuleGetFunction")
+    check(cu.cuStreamCreate(ctypes.byref(stream), CU_STREAM_NON_BLOCKING), "cuStreamCreate")
+    launch = cu.cuLaunchKernel
+    launch.argtypes = [vp] + [ctypes.c_uint] * 7 + [vp, vp, vp]
+    launch.restype = ctypes.c_int
+    sync = cu.cuStreamSynchronize
+    sync.argtypes = [vp]
+    f, s = fn.value, stream.value
+    check(launch(f, 1, 1, 1, 32, 1, 1, 0, s, None, None), "cuLaunchKernel")
+    return (lambda: launch(f, 1, 1, 1, 32, 1, 1, 0, s, None, None)), (lambda: sync(s)), {}
+
+
+def setup_raw_bindings():
+    try:
+        from cuda.bindings import driver as drv
+    except ImportError:
+        try:
+            from cuda import cuda as drv  # cuda-python before 12.6
+        except ImportError as ex:
+            raise Skip(f"cuda.bindings not importable: {ex}") from ex
+
+    def ok(result, what):
+        err = result[0] if isinstance(result, tuple) else result
+        if int(err) != 0:
+            raise RuntimeError(f"{what}: {err}")
+        return result[1] if isinstance(result, tuple) and len(result) > 1 else None
+
+    ok(drv.cuInit(0), "cuInit")
+    dev = ok(drv.cuDeviceGet(0), "cuDeviceGet")
+    ctx = ok(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    ok(drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    mod = ok(drv.cuModuleLoadData(PTX_IMAGE), "cuModuleLoadData")
+    fn = ok(drv.cuModuleGetFunction(mod, KERNEL.encode()), "cuModuleGetFunction")
+    stream = ok(drv.cuStreamCreate(CU_STREAM_NON_BLOCKING), "cuStreamCreate")
+    launch = drv.cuLaunchKernel
+    ok(launch(fn, 1, 1, 1, 32, 1, 1, 0, stream, 0, 0), "cuLaunchKernel")
+    sync = drv.cuStreamSynchronize
+    version = getattr(sys.modules.get("cuda.bindings"), "__version__", None)
+    return (lambda: launch(fn, 1, 1, 1, 32, 1, 1, 0, stream, 0, 0)), (lambda: sync(stream)), {"version": version}
+
+
+def setup_cupy():
+    try:
+        import cupy as cp
+    except ImportError as ex:
+        raise Skip(f"cupy not importable: {ex}") from ex
+    detail = {"version": cp.__version__}
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(PTX)
+        path = f.name
+    try:
+        kernel = cp.RawModule(path=path).get_function(KERNEL)
+        detail["code"] = "the shared PTX (RawModule(path=...))"
+    except Exception as ex:  # noqa: BLE001 - any loader failure: compile the same empty kernel instead
+        kernel = cp.RawKernel(f'extern "C" __global__ void {KERNEL}() {{}}', KERNEL)
+        detail["code"] = f"NVRTC-compiled empty kernel (loading the PTX failed: {ex})"
+    finally:
+        os.unlink(path)
+    stream = cp.cuda.Stream(non_blocking=True)  # trial() makes it current around the whole loop
+    with stream:
+        kernel((1,), (32,), ())
+    return (lambda: kernel((1,), (32,), ())), stream.synchronize, dict(detail, stream=stream)
+
+
+def setup_cuda_core():
+    try:
+        try:
+            from cuda.core import Device, LaunchConfig, ObjectCode, launch
+        except ImportError:
+            from cuda.core.experimental import Device, LaunchConfig, ObjectCode, launch
+    except ImportError as ex:
+        raise Skip(f"cuda.core not importable: {ex}") from ex
+    dev = Device(0)
+    dev.set_current()
+    stream = dev.create_stream()
+    kernel = ObjectCode.from_ptx(PTX.encode()).get_kernel(KERNEL)
+    config = LaunchConfig(grid=1, block=32)
+    launch(stream, config, kernel)
+    import cuda.core as core
+    return (lambda: launch(stream, config, kernel)), stream.sync, {"version": getattr(core, "__version__", None)}
+
+
+def setup_torch():
+    try:
+        import torch
+    except ImportError as ex:
+        raise Skip(f"torch not importable: {ex}") from ex
+    if not torch.cuda.is_available():
+        raise Skip("torch sees no CUDA device")
+    x = torch.zeros(1, device="cuda")
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        x.add_(1.0)
+    return (lambda: x.add_(1.0)), stream.synchronize, {"version": torch.__version__, "stream": stream,
+                                                        "torch_stream_context": torch.cuda.stream}
+
+
+PEERS = [
+    ("raw_driver_ctypes", "raw cuLaunchKernel (Python ctypes)", setup_raw_ctypes),
+    ("raw_driver_bindings", "raw cuLaunchKernel (Python cuda.bindings)", setup_raw_bindings),
+    ("cupy_rawkernel", "CuPy RawKernel", setup_cupy),
+    ("cuda_core_launch", "cuda.core launch", setup_cuda_core),
+    ("torch_add_one", "PyTorch add_ on a 1-element tensor", setup_torch),
+]
+RAW = ("raw_driver_ctypes", "raw_driver_bindings")
+
+
+def trial(launch, sync, n, detail):
+    """Seconds per launch: n launches, then one synchronize."""
+    # Stream selection scoped around the whole loop, not per launch.
+    if "stream" in detail and "torch_stream_context" in detail:
+        ctx = detail["torch_stream_context"](detail["stream"])
+    elif "stream" in detail:
+        ctx = detail["stream"]
+    else:
+        ctx = None
+    if ctx is not None:
+        ctx.__enter__()
+    try:
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            launch()
+        sync()
+        t1 = time.perf_counter_ns()
+    finally:
+        if ctx is not None:
+            ctx.__exit__(None, None, None)
+    return (t1 - t0) / n / 1e3  # µs
+
+
+def call_overheads(n=200000):
+    """What Python itself adds per launch call: an empty loop iteration and a ctypes call."""
+    out = {}
+    t0 = time.perf_counter_ns()
+    for _ in range(n):
+        pass
+    out["python_loop_iteration"] = (time.perf_counter_ns() - t0) / n
+    try:
+        cu = ctypes.CDLL("libcuda.so.1")
+        v = ctypes.c_int()
+        ref = ctypes.byref(v)
+        get = cu.cuDriverGetVersion
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            get(ref)
+        out["ctypes_call"] = (time.perf_counter_ns() - t0) / n
+    except OSError:
+        pass
+    return out
+
+
+def device_info():
+    info = {}
+    try:
+        cu = ctypes.CDLL("libcuda.so.1")
+        if cu.cuInit(0) == 0:
+            v = ctypes.c_int()
+            if cu.cuDriverGetVersion(ctypes.byref(v)) == 0:
+                info["cuda_driver_api"] = f"{v.value // 1000}.{v.value % 1000 // 10}"
+            dev = ctypes.c_int()
+            name = ctypes.create_string_buffer(256)
+            if cu.cuDeviceGet(ctypes.byref(dev), 0) == 0 and cu.cuDeviceGetName(name, 256, dev) == 0:
+                info["name"] = name.value.decode(errors="replace")
+    except OSError as ex:
+        info["error"] = str(ex)
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8") as f:
+            first = f.readline()
+        for word in first.split():
+            if word.count(".") >= 1 and word.replace(".", "").isdigit():
+                info["driver"] = word
+                break
+    except OSError:
+        pass
+    return info
+
+
+def git_revision():
+    if os.environ.get("TANDEM_GIT_REV"):
+        return os.environ["TANDEM_GIT_REV"]
+    try:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        return subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def measure(launches, trials):
+    results, ready = {}, []
+    for key, title, setup in PEERS:
+        entry = {"title": title}
+        try:
+            launch, sync, detail = setup()
+            entry.update({k: v for k, v in detail.items() if k not in ("stream", "torch_stream_context")})
+            trial(launch, sync, max(1, launches // 10), detail)  # warm-up: JIT, first-launch costs
+            ready.append((key, launch, sync, detail))
+            entry["status"], entry["trials_us"] = "ok", []
+        except Skip as ex:
+            entry.update(status="skipped", reason=str(ex))
+        except Exception as ex:  # noqa: BLE001 - fail soft: record, carry on with the others
+            entry.update(status="error", reason=f"{type(ex).__name__}: {ex}",
+                         traceback=traceback.format_exc(limit=3))
+        results[key] = entry
+    for _ in range(trials):
+        for key, launch, sync, detail in list(ready):
+            try:
+                results[key]["trials_us"].append(trial(launch, sync, launches, detail))
+            except Exception as ex:  # noqa: BLE001
+                results[key].update(status="error", reason=f"{type(ex).__name__}: {ex}")
+                ready = [r for r in ready if r[0] != key]
+    for entry in results.values():
+        t = entry.get("trials_us")
+        if entry["status"] == "ok" and t:
+            entry["per_launch_us"] = {"median": statistics.median(t), "min": min(t), "max": max(t)}
+    raws = [(results[k]["per_launch_us"]["median"], k) for k in RAW if "per_launch_us" in results[k]]
+    baseline = min(raws)[1] if raws else None
+    for entry in results.values():
+        if baseline and "per_launch_us" in entry:
+            entry["ratio_vs_raw"] = entry["per_launch_us"]["median"] / results[baseline]["per_launch_us"]["median"]
+    return results, baseline
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="JSON file to write")
+    ap.add_argument("--launches", type=int, default=20000, help="launches per trial (default 20000)")
+    ap.add_argument("--trials", type=int, default=5, help="trials per launcher (default 5)")
+    args = ap.parse_args()
+    if args.launches < 1 or args.trials < 1:
+        ap.error("--launches and --trials must be positive")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    peers, baseline = measure(args.launches, args.trials)
+    doc = {
+        "format": FORMAT,
+        "date": started.isoformat(timespec="seconds"),
+        "git": git_revision(),
+        "python": platform.python_version(),
+        "device": device_info(),
+        "method": "per trial: N launches of an empty kernel <<<1,32>>> (PyTorch: add_ on 1 element) on a "
+                  "non-blocking stream, then one synchronize; host perf_counter; trials interleaved; median trial",
+        "launches_per_trial": args.launches,
+        "trials": args.trials,
+        "baseline": baseline,
+        "call_overheads_ns": call_overheads(),
+        "peers": peers,
+    }
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    for key, e in peers.items():
+        if e["status"] == "ok":
+            r = e.get("ratio_vs_raw")
+            print(f"peers: {e['title']}: {e['per_launch_us']['median']:.2f} us"
+                  + (f" ({r:.2f}x raw)" if r else ""))
+        else:
+            print(f"peers: {e['title']}: {e['status']}: {e['reason']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

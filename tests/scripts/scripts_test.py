@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Unit tests of the benchmark tooling in scripts/ (no GPU needed):
+scripts/compare on fixture files, scripts/bench_report.py on a Google
+Benchmark fixture, scripts/peers.py failing soft and pairing with its raw
+baseline.
+
+    python3 tests/scripts/scripts_test.py [TestClass ...]
+"""
+
+import copy
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCRIPTS = os.path.join(ROOT, "scripts")
+FIXTURES = os.path.join(HERE, "fixtures")
+
+
+def fixture(name):
+    return os.path.join(FIXTURES, name)
+
+
+def run(*args):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120)
+
+
+def compare(base, new, *extra):
+    return run(os.path.join(SCRIPTS, "compare"), base, new, *extra)
+
+
+class TempDir(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, doc):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        return path
+
+
+class CompareGbenchTest(TempDir):
+    def test_identical_files_pass(self):
+        r = compare(fixture("gbench_base.json"), fixture("gbench_base.json"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("0 regressed", r.stdout)
+
+    def test_regression_beyond_noise_fails_and_names_the_benchmark(self):
+        r = compare(fixture("gbench_base.json"), fixture("gbench_regressed.json"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        row = [line for line in r.stdout.splitlines() if line.startswith("BM_TrackedSimtLaunch ")]
+        self.assertTrue(row and "REGRESSED" in row[0], r.stdout)
+
+    def test_change_within_the_threshold_passes(self):
+        r = compare(fixture("gbench_base.json"), fixture("gbench_regressed.json"), "--threshold", "0.6")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_improvement_passes(self):
+        r = compare(fixture("gbench_regressed.json"), fixture("gbench_base.json"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("improved", r.stdout)
+
+    def test_leak_counter_fails(self):
+        r = compare(fixture("gbench_base.json"), fixture("gbench_leak.json"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("BM_TrackedRoundTrip: leaked_allocations = 1", r.stdout)
+
+    def test_errored_benchmark_fails(self):
+        with open(fixture("gbench_base.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        for b in doc["benchmarks"]:
+            if b["run_name"].startswith("BM_RawLaunch/"):
+                b.update(error_occurred=True, error_message="no CUDA device")
+        r = compare(fixture("gbench_base.json"), self.write("error.json", doc))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("BM_RawLaunch: no CUDA device", r.stdout)
+
+    def test_missing_benchmark_fails_unless_allowed(self):
+        with open(fixture("gbench_base.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["benchmarks"] = [b for b in doc["benchmarks"] if not b["run_name"].startswith("BM_RawRoundTrip")]
+        path = self.write("missing.json", doc)
+        self.assertEqual(compare(fixture("gbench_base.json"), path).returncode, 1)
+        self.assertEqual(compare(fixture("gbench_base.json"), path, "--allow-missing").returncode, 0)
+
+    def test_noisy_figures_need_a_larger_move(self):
+        # cv of ~20 % on both sides: a 30 % move is within 3 sigma of the combined noise.
+        with open(fixture("gbench_base.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        noisy = copy.deepcopy(doc)
+        for b in noisy["benchmarks"]:
+            if b["run_name"].startswith("BM_RawLaunch/"):
+                b["real_time"] = [3000, 4000, 5000][b["repetition_index"]]
+        slower = copy.deepcopy(noisy)
+        for b in slower["benchmarks"]:
+            if b["run_name"].startswith("BM_RawLaunch/"):
+                b["real_time"] *= 1.3
+        r = compare(self.write("noisy.json", noisy), self.write("slower.json", slower))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_different_formats_are_a_usage_error(self):
+        r = compare(fixture("gbench_base.json"), fixture("report_base.json"))
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+
+    def test_unreadable_file_is_a_usage_error(self):
+        r = compare(fixture("gbench_base.json"), os.path.join(self.tmp.name, "absent.json"))
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+
+
+class CompareReportTest(unittest.TestCase):
+    def test_identical_reports_pass(self):
+        r = compare(fixture("report_base.json"), fixture("report_base.json"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_slower_report_fails(self):
+        r = compare(fixture("report_base.json"), fixture("report_regressed.json"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("throughput.launches_per_s", r.stdout)
+        self.assertIn("throughput.submit_ns.p50", r.stdout)
+
+    def test_leaking_report_fails(self):
+        r = compare(fixture("report_base.json"), fixture("report_leak.json"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("leaks.live_allocations = 2", r.stdout)
+        self.assertIn("vram", r.stdout)
+        self.assertIn("status 'fail'", r.stdout)
+
+
+class BenchReportTest(TempDir):
+    def report(self, bench, *extra):
+        out, md = os.path.join(self.tmp.name, "bench.json"), os.path.join(self.tmp.name, "bench.md")
+        r = run(os.path.join(SCRIPTS, "bench_report.py"), "--bench", bench, "--out", out, "--md", md,
+                "--git", "fixture-rev", *extra)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(out, encoding="utf-8") as f:
+            doc = json.load(f)
+        with open(md, encoding="utf-8") as f:
+            return doc, f.read(), out
+
+    def test_pairs_raw_and_tracked_from_one_run(self):
+        doc, md, _ = self.report(fixture("gbench_base.json"))
+        self.assertEqual(doc["format"], "tandem.bench/1")
+        self.assertEqual(doc["git"], "fixture-rev")
+        self.assertEqual(doc["device"]["name"], "NVIDIA H200")
+        launch = doc["ratios"]["launch_simt"]
+        self.assertAlmostEqual(launch["value"], 4300 / 4000)
+        self.assertEqual(launch["status"], "pass")  # <= 1.10
+        rt = doc["ratios"]["round_trip_p50"]
+        self.assertAlmostEqual(rt["value"], 14.0 / 8.8)
+        self.assertEqual(doc["absolute"]["round_trip_p99_us"]["value"], 22.0)
+        self.assertEqual(doc["ratios"]["threads_4"]["status"], "absent")  # no raw threads figure
+        self.assertEqual(doc["absolute"]["per_lease_bytes"]["status"], "absent")
+        self.assertIn("| SIMT launch, 1 read + 1 write view, future dropped |", md)
+        self.assertEqual(doc["leaks"], [])
+
+    def test_identical_bench_json_compares_clean_and_a_leak_shows(self):
+        _, _, out = self.report(fixture("gbench_base.json"))
+        r = compare(out, out)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        leak = os.path.join(self.tmp.name, "leak.json")
+        r = run(os.path.join(SCRIPTS, "bench_report.py"), "--bench", fixture("gbench_leak.json"), "--out", leak,
+                "--git", "x")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = compare(out, leak)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+
+    def test_regressed_ratio_fails_compare(self):
+        _, _, base = self.report(fixture("gbench_base.json"))
+        new = os.path.join(self.tmp.name, "new.json")
+        r = run(os.path.join(SCRIPTS, "bench_report.py"), "--bench", fixture("gbench_regressed.json"), "--out", new,
+                "--git", "x")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = compare(base, new)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("ratios.launch_simt", r.stdout)
+        self.assertIn("target pass -> miss", r.stdout)
+
+
+class PeersTest(TempDir):
+    def load_peers(self):
+        spec = importlib.util.spec_from_file_location("peers", os.path.join(SCRIPTS, "peers.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    def test_runs_without_gpu_or_modules_and_says_why(self):
+        out = os.path.join(self.tmp.name, "peers.json")
+        r = run(os.path.join(SCRIPTS, "peers.py"), "--out", out, "--launches", "10", "--trials", "1")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(out, encoding="utf-8") as f:
+            doc = json.load(f)
+        self.assertEqual(doc["format"], "tandem.peers/1")
+        self.assertEqual(set(doc["peers"]), {"raw_driver_ctypes", "raw_driver_bindings", "cupy_rawkernel",
+                                             "cuda_core_launch", "torch_add_one"})
+        for e in doc["peers"].values():
+            if e["status"] != "ok":
+                self.assertTrue(e.get("reason"), e)
+
+    def test_ratios_divide_by_the_cheapest_raw_launch_of_the_same_run(self):
+        peers = self.load_peers()
+        calls = {"n": 0}
+
+        def fake(cost_us):
+            def setup():
+                def launch():
+                    calls["n"] += 1
+                return launch, (lambda: None), {"version": "fake", "cost": cost_us}
+            return setup
+
+        def broken():
+            raise RuntimeError("driver said no")
+
+        def missing():
+            raise peers.Skip("no module named fake")
+
+        peers.PEERS = [("raw_driver_ctypes", "raw ctypes", fake(1)), ("raw_driver_bindings", "raw bindings", fake(1)),
+                       ("cupy_rawkernel", "cupy", fake(2)), ("cuda_core_launch", "core", broken),
+                       ("torch_add_one", "torch", missing)]
+        times = iter([2.0, 1.0, 3.0] * 10)
+        peers.trial = lambda launch, sync, n, detail: next(times)
+        results, baseline = peers.measure(launches=5, trials=2)
+        self.assertEqual(baseline, "raw_driver_bindings")
+        self.assertAlmostEqual(results["raw_driver_bindings"]["ratio_vs_raw"], 1.0)
+        self.assertAlmostEqual(results["cupy_rawkernel"]["ratio_vs_raw"], 3.0)
+        self.assertEqual(results["cuda_core_launch"]["status"], "error")
+        self.assertIn("driver said no", results["cuda_core_launch"]["reason"])
+        self.assertEqual(results["torch_add_one"]["status"], "skipped")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
