@@ -63,7 +63,7 @@ TEST_F(Failure, InjectedAllocationFailureGivesOutOfMemoryAndLeaksNothing) {
   const std::uint64_t sim_base = sim().live_allocations();
   sim().fail_nth_alloc(2);
   std::optional<View> first = allocate(e.a, DType::u32, 64);
-  settle();  // its stream-ordered allocation (an internal lease) has retired
+  settle();
   const RuntimeStats mid = e.ctx.stats();
   EXPECT_TANDEM_ERROR(ErrorCode::out_of_memory, allocate(e.b, DType::u32, 64));
   expect_same_counters(e.ctx.stats(), mid);

@@ -370,5 +370,64 @@ TEST_F(Leases, LeasesAreReleasedAtRetirement) {
   EXPECT_NO_THROW((void)fill(r.b, z, 1));
 }
 
+// A submission's leases are published before its work is enqueued (so the
+// trackers are not locked across the driver calls). One whose launch the
+// driver then refuses withdraws them: a racing submitter on another stream
+// waiting on them moves on, nothing stays held, and nothing deadlocks.
+TEST_F(Leases, AFailedLaunchWithdrawsItsLeasesWhileAnotherStreamRacesForThem) {
+  for (ConflictPolicy policy : {ConflictPolicy::order, ConflictPolicy::reject}) {
+    SCOPED_TRACE(policy == ConflictPolicy::reject ? "reject" : "order");
+    Env e = env(policy);
+    View x = allocate(e.a, DType::u32, 16);
+    (void)fill(e.a, x, 0);
+    settle();
+    constexpr int kRounds = 2000;
+    std::atomic<int> failed{0}, driver_errors{0}, conflicts{0}, added{0};
+    const bool done = returns_within(
+        [&] {
+          std::thread refused([&] {
+            BufferParam<std::uint32_t> p = x.buffer_param<std::uint32_t>();
+            std::uint64_t zero = 0;
+            void* params[] = {&p, &zero, &zero};
+            const ViewAccess acc[] = {{&x, Access::write}};
+            const driver::LaunchDims zero_grid{.grid = {0, 1, 1}, .block = {}};
+            for (int i = 0; i < kRounds; ++i) {
+              try {
+                (void)launch(e.a, kHold, zero_grid, params, acc);
+              } catch (const ConflictError&) {
+                conflicts.fetch_add(1);
+              } catch (const Error& err) {
+                if (err.code() == ErrorCode::driver) driver_errors.fetch_add(1);
+                failed.fetch_add(1);
+              }
+            }
+          });
+          for (int i = 0; i < kRounds; ++i) {
+            try {
+              (void)add(e.b, x, 1);
+              added.fetch_add(1);
+            } catch (const ConflictError&) {
+              conflicts.fetch_add(1);
+            }
+          }
+          refused.join();
+        },
+        kPatience, [] {});
+    ASSERT_TRUE(done) << "a submitter waiting on a refused launch's leases never moved on";
+    EXPECT_EQ(failed.load(), driver_errors.load()) << "a refused launch failed with another error";
+    if (policy == ConflictPolicy::order) {
+      EXPECT_EQ(conflicts.load(), 0);
+    }
+    settle();
+    const RuntimeStats st = e.ctx.stats();
+    EXPECT_EQ(st.active_leases, 0U);
+    EXPECT_EQ(st.pending_submissions, 0U);
+    EXPECT_EQ(read_u32(e.b, x), std::vector<std::uint32_t>(16, static_cast<std::uint32_t>(added.load())));
+    // Nothing of the refused launches is left in the tracker: a write elsewhere is admitted.
+    EXPECT_NO_THROW((void)fill(e.b, x, 1));
+  }
+  EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
+}
+
 }  // namespace
 }  // namespace tandem::test

@@ -5,24 +5,38 @@
 
 #include "context_state.hpp"
 #include "ids.hpp"
+#include "stream_state.hpp"
 #include "tandem/errors.hpp"
 
 namespace tandem::detail {
 
 std::uint64_t next_id(IdKind kind) noexcept {
   static std::atomic<std::uint64_t> counters[5] = {1, 1, 1, 1, 1};
+  if (kind == IdKind::submission) {
+    // Every launch takes one: a block per thread keeps threads that submit
+    // on their own streams off one shared cache line. Ids stay unique and
+    // increase along each thread's submissions.
+    constexpr std::uint64_t kBlock = 256;
+    thread_local std::uint64_t next = 0, end = 0;
+    if (next == end) {
+      next = counters[static_cast<int>(kind)].fetch_add(kBlock, std::memory_order_relaxed);
+      end = next + kBlock;
+    }
+    return next++;
+  }
   return counters[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
 }
 
 AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::DevicePtr base_,
-                                 std::uint64_t bytes_, Origin origin_, std::function<void()> owner)
-    : id(id_), ctx(&ctx_), base(base_), bytes(bytes_), origin(origin_), counts_(kView),
-      owner_(std::move(owner)) {
+                                 std::uint64_t bytes_, Origin origin_, std::function<void()> owner,
+                                 StreamAnchor* birth_, std::uint64_t birth_seq_)
+    : id(id_), ctx(&ctx_), base(base_), bytes(bytes_), birth(birth_), birth_seq(birth_seq_), origin(origin_),
+      counts_(kView), owner_(std::move(owner)) {
   ctx_.add_ref();
+  if (birth) birth->add_ref();
   if (origin == Origin::empty) return;
-  ctx_.live_allocations.fetch_add(1, std::memory_order_relaxed);
   ctx_.live_bytes.fetch_add(bytes, std::memory_order_relaxed);
-  ctx_.allocations_total.fetch_add(1, std::memory_order_relaxed);
+  ctx_.allocations_total.fetch_add(1, std::memory_order_release);
   if (origin == Origin::foreign) ctx_.foreign_unreleased.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -30,7 +44,13 @@ AllocationState* AllocationState::create(ContextState& ctx, driver::DevicePtr ba
                                          std::uint64_t bytes, Origin origin,
                                          std::function<void()> owner) {
   return new AllocationState(next_id(IdKind::allocation), ctx, base, bytes, origin,
-                             std::move(owner));
+                             std::move(owner), nullptr, 0);
+}
+
+AllocationState* AllocationState::create_born(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
+                                              StreamAnchor& birth, std::uint64_t birth_seq) {
+  return new AllocationState(next_id(IdKind::allocation), ctx, base, bytes, Origin::runtime, {}, &birth,
+                             birth_seq);
 }
 
 void AllocationState::add(std::uint64_t unit, std::uint64_t field_max, int shift,
@@ -59,19 +79,22 @@ void AllocationState::add_leases(std::uint32_t n) {
 void AllocationState::mark_quarantined() noexcept {
   if (quarantined_.exchange(true, std::memory_order_acq_rel)) return;
   if (origin == Origin::empty) return;
-  ctx->live_allocations.fetch_sub(1, std::memory_order_relaxed);
   ctx->live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-  ctx->quarantined_allocations.fetch_add(1, std::memory_order_relaxed);
+  ctx->quarantined_allocations.fetch_add(1, std::memory_order_release);
   ctx->quarantined_bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 // Every view, lease and graph reference is gone: the memory is no longer
 // used by anyone, host or device. Runs on whichever thread got here.
 void AllocationState::last_use_gone() noexcept {
+  // A quarantined lease may have handed its counts on to a newer lease of
+  // its stream (submit.cpp), which then retired: retained forever all the
+  // same.
+  if (quarantined()) return;
   ContextState* c = ctx;
   switch (origin) {
     case Origin::runtime:
-      c->free_memory(base, bytes);
+      c->free_memory(base, birth, birth_seq);
       break;
     case Origin::foreign:
       if (owner_) {
@@ -90,12 +113,18 @@ void AllocationState::last_use_gone() noexcept {
       break;
   }
   if (origin != Origin::empty) {
-    c->live_allocations.fetch_sub(1, std::memory_order_relaxed);
     c->live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-    c->frees_total.fetch_add(1, std::memory_order_relaxed);
+    c->frees_total.fetch_add(1, std::memory_order_release);
   }
   freed_.store(true, std::memory_order_release);
-  release_record_ref();
+  if (birth) birth->release();
+  // No view is left, so no observer can appear any more: without one, no
+  // other thread can reach this record.
+  if (record_refs_.load(std::memory_order_acquire) == 1) {
+    delete this;
+  } else {
+    release_record_ref();
+  }
   c->release();
 }
 

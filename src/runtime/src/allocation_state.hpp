@@ -25,6 +25,7 @@ namespace tandem::detail {
 
 struct ContextState;
 struct Lease;
+struct StreamAnchor;
 
 enum class Origin : std::uint8_t {
   runtime,  // from the context's stream-ordered pool
@@ -46,6 +47,10 @@ class AllocationState {
   // the memory is no longer used.
   static AllocationState* create(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
                                  Origin origin, std::function<void()> owner = {});
+  // A runtime allocation enqueued on the stream of `birth` (a reference is
+  // taken) before that stream's submission numbered `birth_seq`.
+  static AllocationState* create_born(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
+                                      StreamAnchor& birth, std::uint64_t birth_seq);
 
   // --- counters (all lock-free) ----------------------------------------------
   // The caller must already hold a view, lease or graph reference (counts
@@ -86,15 +91,31 @@ class AllocationState {
   ContextState* const ctx;  // strong reference, dropped after the memory is freed
   const driver::DevicePtr base;
   const std::uint64_t bytes;
+  // Stream-ordered births (runtime allocations): the stream the allocation
+  // was enqueued on, and where (stream_state.hpp, "untracked work"). Work on
+  // another stream is ordered after that point before its first use there;
+  // the free goes back on that stream. Null for foreign and empty ones,
+  // which are ready on every stream.
+  StreamAnchor* const birth;
+  const std::uint64_t birth_seq;
   const Origin origin;
 
-  // The lease tracker: leases of pending submissions on this allocation.
+  // The lease tracker: leases of pending submissions on this allocation;
+  // next to the counters, which a submit and a retirement change with it.
   SpinLock tracker_lock;
   SmallVector<Lease*, 2> leases TANDEM_GUARDED_BY(tracker_lock);
 
  private:
+  std::atomic<std::uint64_t> counts_;
+
+ public:
+  // The stream whose work was last made to wait for the birth: its later
+  // work follows the wait in stream order, so it need not wait again.
+  std::atomic<std::uint64_t> birth_waited_by{0};
+
+ private:
   AllocationState(std::uint64_t id, ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
-                  Origin origin, std::function<void()> owner);
+                  Origin origin, std::function<void()> owner, StreamAnchor* birth, std::uint64_t birth_seq);
   ~AllocationState() = default;
 
   static std::uint64_t views_of(std::uint64_t w) noexcept { return w & kMaxViews; }
@@ -106,7 +127,6 @@ class AllocationState {
   }
   void last_use_gone() noexcept;
 
-  std::atomic<std::uint64_t> counts_;
   std::atomic<std::uint32_t> record_refs_{1};  // 1 = "the memory is alive"
   std::atomic<bool> freed_{false};
   std::atomic<bool> quarantined_{false};

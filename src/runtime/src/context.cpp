@@ -48,6 +48,9 @@ MemoryInfo Context::memory_info() const {
 
 void Context::trim() const {
   driver::Backend& b = s_->backend();
+  // Frees go onto the streams the memory was allocated on; the free stream
+  // waits for those that are not proven done yet.
+  s_->order_free_stream_after_untracked_work();
   s_->check(b.stream_synchronize(s_->handle, s_->free_stream), "waiting for the runtime's frees");
   s_->check(b.pool_trim(s_->handle, s_->pool, 0), "trimming the memory pool");
 }

@@ -1,6 +1,7 @@
 #include "context_state.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <string>
 
 #include "ids.hpp"
@@ -91,11 +92,71 @@ driver::FunctionHandle ContextState::function(const driver::KernelSymbol& symbol
   return f;
 }
 
-void ContextState::free_memory(driver::DevicePtr ptr, std::uint64_t /*bytes*/) noexcept {
+void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::uint64_t birth_seq) noexcept {
   if (Retirement::process_is_exiting()) return;  // the process's end returns it
-  // The GPU is proven done with the memory, so no stream ordering is needed:
-  // the internal free stream is idle and the pool can reuse it at once.
-  (void)backend().mem_free_async(handle, ptr, free_stream);
+  driver::Backend& b = backend();
+  // The GPU is proven done with the memory; only the allocation itself must
+  // precede the free, which the birth stream's order gives for free.
+  if (birth) {
+    Guard ga(birth->mu);
+    if (StreamState* s = birth->stream) {
+      Guard g(s->mu);
+      if (!s->capture) {
+        if (b.mem_free_async(handle, ptr, s->handle).ok()) {
+          s->untracked_seq = s->next_seq;
+          return;
+        }
+      } else if (birth->proven_seq.load(std::memory_order_acquire) < birth_seq) {
+        // A capturing stream would record the free into its graph. The
+        // marker queued when the capture began follows the allocation.
+        bool queued = false;
+        try {
+          if (const driver::EventHandle e = s->event_after(birth_seq, queued)) {
+            (void)b.stream_wait_event(handle, free_stream, e);
+          }
+        } catch (...) {
+          // Only queuing a marker can throw, and none is queued while capturing.
+        }
+      }
+    }
+  }
+  // Otherwise the birth stream is gone, and its allocations were proven
+  // done before it went (StreamState::detach) unless the device failed.
+  (void)b.mem_free_async(handle, ptr, free_stream);
+}
+
+void ContextState::order_free_stream_after_untracked_work() {
+  std::vector<StreamAnchor*> anchors;
+  {
+    Guard g(mu_);
+    anchors.reserve(streams_.size());
+    for (StreamState* s : streams_) {
+      s->anchor->add_ref();
+      anchors.push_back(s->anchor);
+    }
+  }
+  bool queued = false;
+  const NotifyRetirementIfQueued notify{queued};
+  std::exception_ptr failure;
+  for (StreamAnchor* a : anchors) {
+    {
+      Guard ga(a->mu);
+      StreamState* s = a->stream;
+      if (s && !failure) {
+        Guard g(s->mu);
+        if (s->untracked_seq > a->proven_seq.load(std::memory_order_acquire)) {
+          try {
+            const driver::EventHandle e = s->event_after(s->untracked_seq, queued);
+            if (e) check(backend().stream_wait_event(handle, free_stream, e), "ordering the runtime's frees");
+          } catch (...) {
+            failure = std::current_exception();
+          }
+        }
+      }
+    }
+    a->release();
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 void ContextState::fail(const driver::Result& r, ErrorCode code, const std::string& what) const {
@@ -121,7 +182,14 @@ void ContextState::keep_quarantined(Submission* s) {
 
 RuntimeStats ContextState::stats() const {
   RuntimeStats st;
-  st.live_allocations = live_allocations.load(std::memory_order_relaxed);
+  {
+    // Read in this order, each event counted last is visible in the
+    // counters read after it (release increments): never an underflow.
+    const std::uint64_t quarantined = quarantined_allocations.load(std::memory_order_acquire);
+    const std::uint64_t freed = frees_total.load(std::memory_order_acquire);
+    const std::uint64_t made = allocations_total.load(std::memory_order_acquire);
+    st.live_allocations = made > freed + quarantined ? made - freed - quarantined : 0;
+  }
   st.live_bytes = live_bytes.load(std::memory_order_relaxed);
   st.quarantined_allocations = quarantined_allocations.load(std::memory_order_relaxed);
   st.quarantined_bytes = quarantined_bytes.load(std::memory_order_relaxed);
@@ -139,7 +207,7 @@ RuntimeStats ContextState::stats() const {
     const std::uint64_t submitted = s->user_submitted.load(std::memory_order_acquire);
     const std::uint64_t settled = s->user_settled.load(std::memory_order_acquire);
     st.pending_submissions += submitted > settled ? submitted - settled : 0;
-    st.active_leases += s->leases_held.load(std::memory_order_relaxed);
+    st.active_leases += s->leases_held();
     st.retired_submissions += s->retired.load(std::memory_order_relaxed);
     st.submissions_total += submitted;
   }

@@ -15,6 +15,7 @@
 
 namespace tandem::detail {
 
+struct StreamAnchor;
 struct StreamState;
 struct Submission;
 
@@ -44,8 +45,13 @@ struct ContextState {
   // The resolved device function for `symbol` in this context (cached).
   driver::FunctionHandle function(const driver::KernelSymbol& symbol);
   // Returns runtime-pool memory to the driver after the GPU is proven done
-  // with it: stream-ordered on the internal free stream, never blocking.
-  void free_memory(driver::DevicePtr ptr, std::uint64_t bytes) noexcept;
+  // with it, never blocking: on the stream it was allocated on while that
+  // stream exists (the pool reuses it there at once, with no dependency on
+  // another stream), else on the internal free stream.
+  void free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::uint64_t birth_seq) noexcept;
+  // Makes the internal free stream wait until the frees (and allocations)
+  // enqueued on the context's streams so far are done (Context::trim).
+  void order_free_stream_after_untracked_work();
   // Throws Error(code) with the driver's description appended.
   [[noreturn]] void fail(const driver::Result& r, ErrorCode code, const std::string& what) const;
   void check(const driver::Result& r, const std::string& what) const {
@@ -65,15 +71,18 @@ struct ContextState {
   const ConflictPolicy policy;
   const driver::ContextHandle handle;
   driver::PoolHandle pool;
-  driver::StreamHandle free_stream;  // internal: frees and nothing else
+  // Internal: frees of allocations whose birth stream is gone, behind waits
+  // that Context::trim adds for the frees enqueued on the other streams.
+  driver::StreamHandle free_stream;
   std::shared_ptr<void> keep_alive;
 
-  std::atomic<std::uint64_t> live_allocations{0};
   std::atomic<std::uint64_t> live_bytes{0};
   std::atomic<std::uint64_t> quarantined_allocations{0};
   std::atomic<std::uint64_t> quarantined_bytes{0};
   std::atomic<std::uint64_t> foreign_unreleased{0};
   std::atomic<std::uint64_t> quarantined_leases{0};  // held forever
+  // Live allocations are allocations_total - frees_total -
+  // quarantined_allocations: one counter step per allocation and per free.
   std::atomic<std::uint64_t> allocations_total{0};
   std::atomic<std::uint64_t> frees_total{0};
   ShardedCounter uniqueness_checks;

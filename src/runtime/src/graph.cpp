@@ -59,14 +59,22 @@ detail::StreamState& capturing_stream(StreamRef stream, const char* what) {
 
 void Graph::begin_capture(StreamRef stream) {
   detail::StreamState& s = capturing_stream(stream, "graph capture");
-  detail::Guard g(s.mu);
-  if (s.capture) {
-    throw Error(ErrorCode::unsupported, "stream " + std::to_string(s.id) + " is already capturing a graph");
+  bool queued = false;
+  const detail::NotifyRetirementIfQueued notify{queued};
+  {
+    detail::Guard g(s.mu);
+    if (s.capture) {
+      throw Error(ErrorCode::unsupported, "stream " + std::to_string(s.id) + " is already capturing a graph");
+    }
+    // While it captures, nothing can be enqueued on the stream for real: an
+    // allocation not yet followed by a submission gets its marker now, for
+    // other streams to wait on.
+    if (s.has_uncovered_work()) (void)s.queue_marker(queued);
+    s.ctx->check(s.ctx->backend().capture_begin(s.ctx->handle, s.handle),
+                 "beginning graph capture on stream " + std::to_string(s.id));
+    s.capture = std::make_unique<detail::CaptureBuild>();
+    s.capturing.store(true, std::memory_order_release);
   }
-  s.ctx->check(s.ctx->backend().capture_begin(s.ctx->handle, s.handle),
-               "beginning graph capture on stream " + std::to_string(s.id));
-  s.capture = std::make_unique<detail::CaptureBuild>();
-  s.capturing = true;
 }
 
 Graph Graph::end_capture(StreamRef stream) {
@@ -79,7 +87,7 @@ Graph Graph::end_capture(StreamRef stream) {
     if (!s.capture) throw Error(ErrorCode::invalid_handle, "stream " + std::to_string(s.id) + " is not capturing");
     r = s.ctx->backend().capture_end(s.ctx->handle, s.handle, handle);
     build = std::move(s.capture);
-    s.capturing = false;
+    s.capturing.store(false, std::memory_order_release);
   }
   if (!r.ok()) {
     build->release();
@@ -98,7 +106,7 @@ void Graph::abandon_capture(StreamRef stream) noexcept {
       (void)s.ctx->backend().graph_destroy(s.ctx->handle, handle);
     }
     build = std::move(s.capture);
-    s.capturing = false;
+    s.capturing.store(false, std::memory_order_release);
   }
   if (build) build->release();
 }

@@ -39,7 +39,7 @@ bool request_for(const detail::StreamState& s, const View* view, driver::AccessM
   }
   const std::uint64_t bytes = v.extent_bytes();
   if (bytes == 0) return false;
-  out = AccessRequest{a, v.byte_offset(), bytes, mode, false};
+  out = AccessRequest{a, v.byte_offset(), bytes, mode};
   return true;
 }
 

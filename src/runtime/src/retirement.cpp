@@ -14,10 +14,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// While work is pending: sweep every kLatencyGap when queues are shallow
-// (<= kShallowQueue) or someone waits, every kThroughputGap otherwise; after
-// kSpinWhilePending without progress, sleep from kMinSleep doubling up to
-// kMaxSleep.
+// Between sweeps: kLatencyGap while someone waits or no new work arrived
+// since the previous sweeps; while work keeps arriving (new work found by
+// consecutive sweeps: a submitting thread is busy) the gap doubles up to
+// kThroughputGap, and a deep queue
+// (> kShallowQueue) gets kThroughputGap at once. Each sweep's event queries
+// compete with the submitters' launches inside the driver (a query every
+// 2 µs slows a raw launch loop by a fifth on the H200), and each retirement
+// pulls cache lines the submitters use next. After kSpinWhilePending
+// without progress, sleep from kMinSleep doubling up to kMaxSleep.
 // TANDEM_RETIRE_GAP_US="latency,throughput" overrides the two gaps (tuning).
 std::chrono::microseconds gap_from_env(int which, std::chrono::microseconds fallback) {
   const char* v = std::getenv("TANDEM_RETIRE_GAP_US");
@@ -28,40 +33,35 @@ std::chrono::microseconds gap_from_env(int which, std::chrono::microseconds fall
   return part.empty() ? fallback : std::chrono::microseconds(std::stoll(part));
 }
 const auto kLatencyGap = gap_from_env(0, std::chrono::microseconds(2));
-const auto kThroughputGap = gap_from_env(1, std::chrono::microseconds(30));
+const auto kThroughputGap = gap_from_env(1, std::chrono::microseconds(64));
+// Gaps up to this are spun out: a timed sleep in a virtual machine may
+// oversleep by far more than the gap, and queues then grow deep enough to
+// need fresh records and events.
+constexpr auto kLongestSpin = std::chrono::microseconds(100);
 constexpr std::uint32_t kShallowQueue = 4;
 constexpr auto kSpinWhilePending = std::chrono::microseconds(200);
 constexpr auto kMinSleep = std::chrono::microseconds(20);
 constexpr auto kMaxSleep = std::chrono::microseconds(1000);
 // With nothing pending: stay awake this long (a submit usually follows a
-// retirement closely; a futex wake costs more than a launch), then sleep.
-constexpr auto kIdleSpin = std::chrono::microseconds(50);
+// retirement closely, and the submit that wakes a sleeping thread pays a
+// futex wake and the wake-up's latency), then sleep.
+constexpr auto kIdleSpin = std::chrono::microseconds(200);
 
 driver::Result query(const StreamState& s, const Submission& sub) noexcept {
   if (!sub.event) return {driver::Status::completion_unknown, 0, "no completion event"};
   return s.ctx->backend().event_query(s.ctx->handle, sub.event);
 }
 
-void release_leases(Submission& sub) noexcept {
-  for (Lease& l : sub.leases) {
-    Guard g(l.alloc->tracker_lock);
-    auto& held = l.alloc->leases;
-    for (std::size_t i = 0; i < held.size(); ++i) {
-      if (held[i] == &l) {
-        held.swap_remove(i);
-        break;
-      }
-    }
-  }
-  // Outside every lock: the last lease may free memory or run an owner.
-  for (Lease& l : sub.leases) l.alloc->drop_leases(1);
-}
 
 void quarantine(Submission& sub) noexcept {
   for (Lease& l : sub.leases) l.alloc->mark_quarantined();
 }
 
 }  // namespace
+
+NotifyRetirementIfQueued::~NotifyRetirementIfQueued() {
+  if (queued) Retirement::instance().notify_submit();
+}
 
 Retirement& Retirement::instance() {
   // Never destroyed: submissions may still retire while static destructors
@@ -124,7 +124,7 @@ void Retirement::snapshot(std::vector<StreamState*>& out) {
 
 bool Retirement::anything_pending(const std::vector<StreamState*>& streams) const {
   return std::any_of(streams.begin(), streams.end(), [](const StreamState* s) {
-    return s->pending.load(std::memory_order_seq_cst) != 0;
+    return s->pending() != 0;
   });
 }
 
@@ -132,50 +132,72 @@ void Retirement::run() {
   std::vector<StreamState*> streams;
   unsigned idle_rounds = 0;
   auto last_progress = Clock::now();
+  auto gap = kLatencyGap;
+  std::uint64_t seen_submitted = 0;
+  unsigned busy_sweeps = 0;  // consecutive sweeps that found new work
   while (!process_is_exiting()) {
     snapshot(streams);
     bool any_pending = false;
     std::uint32_t deepest = 0;
     const bool progress = sweep(streams, any_pending, deepest);
+    const bool waiting = waiters_.load(std::memory_order_acquire) != 0;
     if (progress) {
       last_progress = Clock::now();
       idle_rounds = 0;
-      if (waiters_.load(std::memory_order_acquire) != 0) notify_waiters();
+      if (waiting) notify_waiters();
     }
-    if (any_pending || waiters_.load(std::memory_order_acquire) != 0) {
+    std::uint64_t submitted = 0;
+    for (const StreamState* s : streams) submitted += s->submitted_seq.load(std::memory_order_relaxed);
+    busy_sweeps = submitted == seen_submitted ? 0 : busy_sweeps + 1;
+    seen_submitted = submitted;
+    if (waiting || busy_sweeps < 2) {
+      gap = kLatencyGap;  // one new submission may well be waited for next
+    } else {
+      gap = std::min<std::chrono::microseconds>(std::max(gap * 2, std::chrono::microseconds(1)), kThroughputGap);
+    }
+    if (!waiting && deepest > kShallowQueue) gap = std::max<std::chrono::microseconds>(gap, kThroughputGap);
+    if (any_pending || waiting) {
       if (!progress) ++idle_rounds;
-      pace(deepest, idle_rounds);
+      pace(gap, waiting, idle_rounds);
       continue;
     }
     if (Clock::now() - last_progress < kIdleSpin) {
-      std::this_thread::yield();
+      pause_for(gap);
       continue;
     }
     sleep_until_woken(streams);
     last_progress = Clock::now();
+    gap = kLatencyGap;
   }
 }
 
-// Between sweeps while work is pending. The gap keeps retirement from
-// competing with the submitting threads for the driver: a deep queue (work
-// streaming in) is swept every kThroughputGap, a shallow one (someone may be
-// waiting on that very submission) or any waiter every kLatencyGap. After
-// kSpinWhilePending without progress it sleeps, 20 µs doubling to 1 ms,
-// so a long kernel costs no CPU.
-void Retirement::pace(std::uint32_t deepest, unsigned idle_rounds) {
-  const bool waiting = waiters_.load(std::memory_order_acquire) != 0;
-  const auto gap = waiting || deepest <= kShallowQueue ? kLatencyGap : kThroughputGap;
-  const unsigned spin_rounds = static_cast<unsigned>(kSpinWhilePending / gap) + 1;
+// Between sweeps while work is pending (see the top of this file). After
+// kSpinWhilePending without progress it sleeps, 20 µs doubling to 1 ms, so
+// a long kernel costs no CPU.
+void Retirement::pace(std::chrono::microseconds gap, bool waiting, unsigned idle_rounds) {
+  const unsigned spin_rounds = static_cast<unsigned>(kSpinWhilePending / std::max(gap, std::chrono::microseconds(1))) + 1;
   if (waiting || idle_rounds < spin_rounds) {
-    const auto until = Clock::now() + gap;
-    while (Clock::now() < until) TANDEM_CPU_RELAX();
+    pause_for(gap);
     return;
   }
   const unsigned doublings = std::min(idle_rounds - spin_rounds, 6U);
-  const auto nap = std::min<std::chrono::microseconds>(kMinSleep * (1U << doublings), kMaxSleep);
+  nap(std::min<std::chrono::microseconds>(kMinSleep * (1U << doublings), kMaxSleep));
+}
+
+void Retirement::pause_for(std::chrono::microseconds gap) {
+  if (gap > kLongestSpin) {
+    nap(gap);
+    return;
+  }
+  const auto until = Clock::now() + gap;
+  while (Clock::now() < until) TANDEM_CPU_RELAX();
+}
+
+// A submit does not wake this (only a deep sleep is woken); a waiter does.
+void Retirement::nap(std::chrono::microseconds d) {
   std::unique_lock lk(mu_.native());
   // `lk` holds mu_ (through its std::mutex, which the analysis cannot see).
-  cv_.wait_for(lk, nap, [this]() TANDEM_NO_THREAD_SAFETY_ANALYSIS { return wake_; });
+  cv_.wait_for(lk, d, [this]() TANDEM_NO_THREAD_SAFETY_ANALYSIS { return wake_; });
   [this]() TANDEM_NO_THREAD_SAFETY_ANALYSIS { wake_ = false; }();
 }
 
@@ -200,13 +222,17 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
   dirty_.store(false, std::memory_order_relaxed);
   bool destroyed = false;
   for (StreamState* s : streams) {
-    if (s->pending.load(std::memory_order_acquire) != 0) {
+    if (s->pending() != 0) {
       progress |= sweep_stream(*s);
-      const std::uint32_t left = s->pending.load(std::memory_order_acquire);
+      const std::uint64_t left = s->pending();
       any_pending |= left != 0;
-      deepest = std::max(deepest, left);
+      deepest = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(deepest, left), UINT32_MAX));
     }
     if (s->abandoned()) {
+      if (!s->detach()) {
+        any_pending = true;  // a marker proves its untracked work done first
+        continue;
+      }
       {
         Guard g(mu_);
         std::erase(streams_, s);
@@ -230,16 +256,13 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
 // to a walk from the oldest that attributes it to the submission whose own
 // event reports it (quarantined) and still retires the others.
 bool Retirement::sweep_stream(StreamState& s) {
-  Submission* head;
-  Submission* newest;
-  {
-    Guard g(s.mu);
-    head = s.head;
-    newest = s.tail;
-  }
-  if (!head) return false;
-  // Links from head up to newest were written before newest was queued, so
-  // they are stable without the lock; only newest->next may be changing.
+  // No lock: only this thread unlinks, and a submitter stores `head` (when
+  // the queue was empty) before `tail`. Links from head up to newest were
+  // written before newest was published, so they are stable; only
+  // newest->next may be changing.
+  Submission* const newest = s.tail.load(std::memory_order_acquire);
+  Submission* const head = s.head.load(std::memory_order_acquire);
+  if (!newest || !head) return false;
   outcomes_.clear();
   const driver::Result r = query(s, *newest);
   Submission* last_complete = nullptr;
@@ -289,31 +312,72 @@ bool Retirement::bisect(StreamState& s, Submission* head, Submission* newest, Su
 
 void Retirement::walk_attributing_errors(StreamState& s, Submission* head, Submission* newest) {
   for (Submission* p = head;; p = p->next) {
-    const driver::Result q = query(s, *p);
+    driver::Result q = driver::kOk;
+    // A birth mark is the submission's own event too: an error there is
+    // the submission's (and querying it is what clears it on the sim).
+    if (p->birth_mark) q = s.ctx->backend().event_query(s.ctx->handle, p->birth_mark);
+    if (q.ok()) q = query(s, *p);
     if (q.status == driver::Status::not_ready) break;
     outcomes_.push_back({p, q.ok()});
     if (p == newest) break;
   }
 }
 
+// Takes a completed submission's leases out of their trackers, noting the
+// counts they hold. A lease a newer one of its stream already displaced is
+// not there any more and handed its counts on: no lock, nothing to drop.
+void Retirement::untrack_leases(Submission& sub) {
+  for (Lease& l : sub.leases) {
+    if (!l.is_tracked()) continue;
+    std::uint32_t counts = 0;
+    {
+      Guard g(l.alloc->tracker_lock);
+      auto& held = l.alloc->leases;
+      for (std::size_t i = 0; i < held.size(); ++i) {
+        if (held[i] == &l) {
+          held.swap_remove(i);
+          counts = std::exchange(l.counts, 0);
+          l.set_tracked(false);
+          break;
+        }
+      }
+    }
+    if (counts) count_drop(l.alloc, counts);
+  }
+}
+
+// Drops the lease counts of a settled batch, one atomic step per distinct
+// allocation.
+void Retirement::drop_lease_counts() noexcept {
+  // Outside every lock: the last lease may free memory or run an owner.
+  for (const auto& [alloc, n] : drops_) alloc->drop_leases(n);
+  drops_.clear();
+}
+
+void Retirement::count_drop(AllocationState* a, std::uint32_t n) {
+  for (auto& d : drops_) {
+    if (d.first == a) {
+      d.second += n;
+      return;
+    }
+  }
+  drops_.emplace_back(a, n);
+}
+
 // Releases what the settled prefix held, publishes each outcome (release
 // order, after the leases are gone, so a waiter that sees "retired" sees the
-// memory released), then recycles the records.
+// memory released), then unlinks and recycles the records.
 void Retirement::settle(StreamState& s) {
   Submission* last = outcomes_.back().sub;
-  {
-    Guard g(s.mu);
-    s.head = last->next;
-    if (!s.head) s.tail = nullptr;
-  }
   std::uint64_t user = 0, retired = 0, quarantined_n = 0, released_leases = 0, quarantined_leases = 0;
+  std::uint64_t proven = 0;
   for (const Outcome& o : outcomes_) {
     Submission& p = *o.sub;
     if (p.user_visible()) ++user;
     if (o.completed) {
       released_leases += p.leases.size();
-      release_leases(p);
-      p.keep_alive.reset();
+      untrack_leases(p);
+      proven = p.seq;
       if (p.user_visible()) ++retired;
     } else {
       quarantine(p);
@@ -322,34 +386,68 @@ void Retirement::settle(StreamState& s) {
       quarantined_leases += p.leases.size();
       if (p.user_visible()) ++quarantined_n;
     }
-    p.state.store(o.completed ? SubmissionState::retired : SubmissionState::quarantined,
-                  std::memory_order_release);
   }
-  const std::uint64_t last_seq = last->seq;
-  {
-    Guard g(s.mu);
-    for (const Outcome& o : outcomes_) {
-      Submission* p = o.sub;
-      p->next = nullptr;
-      if (!o.completed) {
-        s.ctx->keep_quarantined(p);  // its leases and event stay, forever
-      } else if (p->refs.load(std::memory_order_acquire) == 1) {
-        s.recycle(p);  // no future refers to it
-      } else {
-        if (p->event) s.free_events.push_back(p->event);
-        p->event = {};
-        p->stream = nullptr;
-        p->release();  // the queue's reference; a future holds the rest
-      }
+  // Stream order: a completed event proves everything enqueued before it,
+  // the stream's allocations and frees included.
+  if (proven != 0) s.anchor->proven_seq.store(proven, std::memory_order_release);
+  drop_lease_counts();
+  // Each outcome is published to its futures (release order, after the
+  // leases are gone); a record no future refers to cannot be observed any
+  // more, so it keeps its `pending` state and goes straight back to the
+  // pool with its event, and retiring it writes as little as possible to
+  // what the submitting thread reuses.
+  reuse_.clear();
+  handed_off_.clear();
+  for (const Outcome& o : outcomes_) {
+    Submission& p = *o.sub;
+    if (!o.completed) {
+      p.state.store(SubmissionState::quarantined, std::memory_order_release);
+      continue;
+    }
+    if (p.keep_alive) p.keep_alive.reset();
+    if (p.refs.load(std::memory_order_acquire) == 1) {
+      reuse_.push_back(&p);
+    } else {
+      p.state.store(SubmissionState::retired, std::memory_order_release);
+      handed_off_.push_back(&p);
     }
   }
-  s.leases_held.fetch_sub(released_leases + quarantined_leases, std::memory_order_relaxed);
-  s.ctx->quarantined_leases.fetch_add(quarantined_leases, std::memory_order_relaxed);
-  s.retired.fetch_add(retired, std::memory_order_relaxed);
-  s.quarantined.fetch_add(quarantined_n, std::memory_order_relaxed);
-  s.user_settled.fetch_add(user, std::memory_order_release);
-  s.settled_seq.store(last_seq, std::memory_order_release);
-  s.pending.fetch_sub(static_cast<std::uint32_t>(outcomes_.size()), std::memory_order_acq_rel);
+  const std::uint64_t last_seq = last->seq;
+  Submission* surplus = nullptr;
+  {
+    Guard g(s.mu);
+    Submission* const rest = last->next;
+    s.head.store(rest, std::memory_order_release);
+    if (!rest) s.tail.store(nullptr, std::memory_order_release);
+    for (Submission* p : reuse_) {
+      if (Submission* extra = s.reuse_settled(p)) {
+        extra->next = surplus;
+        surplus = extra;
+      }
+    }
+    for (Submission* p : handed_off_) {
+      if (p->event) s.free_events.push_back(std::exchange(p->event, {}));
+      if (p->birth_mark) s.free_events.push_back(std::exchange(p->birth_mark, {}));
+    }
+  }
+  // Unlinked: nothing reaches these through the queue any more.
+  while (surplus) delete std::exchange(surplus, surplus->next);
+  for (const Outcome& o : outcomes_) {
+    if (o.completed) continue;
+    o.sub->next = nullptr;
+    s.ctx->keep_quarantined(o.sub);  // its leases and events stay, forever
+  }
+  for (Submission* p : handed_off_) {
+    p->next = nullptr;
+    p->stream = nullptr;
+    p->release();  // the queue's reference; a future holds the rest
+  }
+  bump(s.leases_released, released_leases + quarantined_leases);
+  if (quarantined_leases) s.ctx->quarantined_leases.fetch_add(quarantined_leases, std::memory_order_relaxed);
+  bump(s.retired, retired);
+  bump(s.quarantined, quarantined_n);
+  bump(s.user_settled, user);
+  s.settled_seq.store(last_seq, std::memory_order_seq_cst);  // the queue is shorter from here on
 }
 
 template <class Pred>

@@ -9,9 +9,10 @@
 //   reports it (quarantined) and retiring the others.
 // - Asleep on a condition variable while nothing is pending (no CPU); a
 //   submit wakes it only if it sleeps. While work is pending it sweeps every
-//   2 µs (shallow queues, or a waiter) or 30 µs (deep queues: work streaming
-//   in, where querying more often only slows the submitters down), and after
-//   200 µs without progress sleeps 20 µs doubling to 1 ms.
+//   2 µs (a waiter, or no new work since the last sweep) or up to every
+//   64 µs (work streaming in, or a deep queue: querying more often only
+//   slows the submitters down), and after 200 µs without progress sleeps
+//   20 µs doubling to 1 ms.
 // - Frees memory, releases foreign owners and destroys streams on its own
 //   thread, never inside a driver callback, never holding a runtime lock.
 #pragma once
@@ -21,14 +22,23 @@
 #include <condition_variable>
 #include <cstdint>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tandem/detail/locks.hpp"
 
 namespace tandem::detail {
 
+class AllocationState;
 struct StreamState;
 struct Submission;
+
+// Wakes retirement on scope exit if `queued` was set meanwhile (a marker
+// queued under locks: notify only once they are released).
+struct NotifyRetirementIfQueued {
+  const bool& queued;
+  ~NotifyRetirementIfQueued();
+};
 
 class Retirement {
  public:
@@ -74,9 +84,14 @@ class Retirement {
   bool bisect(StreamState& s, Submission* head, Submission* newest, Submission*& last_complete);
   void walk_attributing_errors(StreamState& s, Submission* head, Submission* newest);
   void settle(StreamState& s);
+  void untrack_leases(Submission& sub);
+  void count_drop(AllocationState* a, std::uint32_t n);
+  void drop_lease_counts() noexcept;
   void snapshot(std::vector<StreamState*>& out);
   bool anything_pending(const std::vector<StreamState*>& streams) const;
-  void pace(std::uint32_t deepest, unsigned idle_rounds);
+  void pace(std::chrono::microseconds gap, bool waiting, unsigned idle_rounds);
+  void pause_for(std::chrono::microseconds gap);
+  void nap(std::chrono::microseconds d);
   void sleep_until_woken(const std::vector<StreamState*>& streams);
   void wake() noexcept;
   void notify_waiters();
@@ -95,6 +110,9 @@ class Retirement {
     bool completed;  // false: completion unknown, quarantined
   };
   std::vector<Outcome> outcomes_;
+  std::vector<std::pair<AllocationState*, std::uint32_t>> drops_;  // lease counts to drop, per allocation
+  std::vector<Submission*> reuse_;       // settled, back to their stream's pool
+  std::vector<Submission*> handed_off_;  // settled, still referred to by a future
 
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> dirty_{false};

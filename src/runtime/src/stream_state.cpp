@@ -7,15 +7,12 @@
 
 namespace tandem::detail {
 
-namespace {
-// Recycled submission records kept per stream; beyond this they are freed.
-constexpr std::uint32_t kMaxFreeSubmissions = 1024;
-}  // namespace
-
 StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHandle handle_,
                          bool owned_)
-    : id(id_), ctx(&ctx_), handle(handle_), owned(owned_) {
+    : id(id_), ctx(&ctx_), handle(handle_), owned(owned_), anchor(new StreamAnchor) {
   ctx_.add_ref();
+  Guard g(anchor->mu);
+  anchor->stream = this;
 }
 
 StreamState* StreamState::create(ContextState& ctx, driver::StreamHandle handle, bool owned) {
@@ -31,18 +28,46 @@ void StreamState::release() noexcept {
   if (before == 2) Retirement::instance().notify_released();  // only retirement's is left
 }
 
+bool StreamState::detach() noexcept {
+  Guard ga(anchor->mu);
+  Guard g(mu);
+  // Another thread may have queued a marker through the anchor meanwhile.
+  if (pending() != 0) return false;
+  if (has_uncovered_work() && !capture && !Retirement::process_is_exiting()) {
+    // Allocations or frees since the newest submission: once this stream is
+    // gone nothing could be ordered after them any more, and Context::trim
+    // could not wait for the frees. A marker proves them done first.
+    bool queued = false;
+    try {
+      (void)queue_marker(queued);
+    } catch (...) {
+      // No event to be had: the device is failing; nothing more can be proven.
+    }
+    if (queued) return false;
+  }
+  anchor->stream = nullptr;
+  return true;
+}
+
 void StreamState::destroy() noexcept {
   ContextState& c = *ctx;
   driver::Backend& b = c.backend();
   {
     Guard g(mu);
+    while (!free_records.empty()) {
+      Submission* f = free_records.pop();
+      if (f->event) free_events.push_back(f->event);
+      delete f;
+    }
     for (driver::EventHandle e : free_events) (void)b.event_destroy(c.handle, e);
     free_events.clear();
-    while (free_submissions) delete std::exchange(free_submissions, free_submissions->next);
   }
+  // Out of the context's list first: Context::trim takes references on the
+  // anchors of the streams it finds there.
+  c.remove_stream(this);
+  anchor->release();
   // cuStreamDestroy does not wait for the device; nothing is pending anyway.
   if (owned) (void)b.stream_destroy(c.handle, handle);
-  c.remove_stream(this);
   delete this;
   c.release();
 }
@@ -60,28 +85,101 @@ driver::EventHandle StreamState::take_event() {
 }
 
 Submission* StreamState::take_submission() {
-  if (free_submissions) {
-    --free_submission_count;
-    Submission* s = std::exchange(free_submissions, free_submissions->next);
+  if (!free_records.empty()) {
+    Submission* s = free_records.pop();
     s->next = nullptr;
+    s->leases.clear();  // here rather than at retirement: this thread writes them next
     return s;
   }
   return new Submission();
 }
 
 void StreamState::recycle(Submission* s) noexcept {
-  if (s->event) free_events.push_back(s->event);
-  if (free_submission_count >= kMaxFreeSubmissions) {
-    delete s;
-    return;
-  }
-  s->event = {};
-  s->leases.clear();
   s->keep_alive.reset();
   s->state.store(SubmissionState::pending, std::memory_order_relaxed);
-  s->next = free_submissions;
-  free_submissions = s;
-  ++free_submission_count;
+  if (Submission* surplus = reuse_settled(s)) delete surplus;
+}
+
+Submission* StreamState::reuse_settled(Submission* s) noexcept {
+  // A record keeps its completion event across uses; a birth mark is rare.
+  if (s->birth_mark) free_events.push_back(std::exchange(s->birth_mark, {}));
+  if (free_records.full()) {
+    if (s->event) free_events.push_back(std::exchange(s->event, {}));
+    return s;
+  }
+  free_records.push(s);
+  return nullptr;
+}
+
+void StreamState::enqueue_locked(Submission* sub) noexcept {
+  if (unmarked_allocation && sub->seq == untracked_seq) {
+    // The first submission since new allocations: it carries their mark.
+    unmarked_allocation = false;
+    last_mark = sub;
+    last_mark_seq = sub->seq;
+  }
+  // Link first, then publish: retirement reads `tail` without the lock and
+  // walks from `head` up to it.
+  if (Submission* t = tail.load(std::memory_order_relaxed)) {
+    t->next = sub;
+  } else {
+    head.store(sub, std::memory_order_release);
+  }
+  tail.store(sub, std::memory_order_release);
+  submitted_seq.store(sub->seq, std::memory_order_seq_cst);  // then the caller reads Retirement::sleeping_
+}
+
+driver::EventHandle StreamState::event_after(std::uint64_t seq, bool& queued_marker) {
+  const Submission* t = tail.load(std::memory_order_relaxed);
+  if (t && t->seq >= seq) return t->event;
+  if (capture) return {};  // a marker would be captured, not run
+  return queue_marker(queued_marker);
+}
+
+driver::EventHandle StreamState::birth_event(std::uint64_t birth_seq, bool& queued_marker) {
+  const Submission* t = tail.load(std::memory_order_relaxed);
+  if (!t || t->seq < birth_seq) {
+    // Nothing submitted since the allocation: the marker goes right after it.
+    if (capture) return {};
+    return queue_marker(queued_marker);
+  }
+  Submission* p = head.load(std::memory_order_relaxed);
+  if (!p || p->seq > birth_seq) return {};  // settled, though not proven: nothing to wait on
+  if (last_mark_seq == birth_seq) {
+    p = last_mark;  // still queued: head's seq <= birth_seq
+  } else {
+    while (p->seq < birth_seq) p = p->next;  // seqs are contiguous from head to tail
+  }
+  // A marker's own event follows the allocations directly; a submission
+  // recorded a birth mark before its work (its event, if that failed).
+  return p->birth_mark ? p->birth_mark : p->event;
+}
+
+driver::EventHandle StreamState::queue_marker(bool& queued_marker) {
+  Submission* m = take_submission();
+  if (!m->event) {
+    try {
+      m->event = take_event();
+    } catch (...) {
+      recycle(m);
+      throw;
+    }
+  }
+  driver::EventHandle e = m->event;
+  if (!ctx->backend().event_record(ctx->handle, e, handle).ok()) {
+    free_events.push_back(e);  // queued without an event: retirement quarantines it
+    e = {};
+  }
+  m->kind = SubmissionKind::marker;
+  m->id = next_id(IdKind::submission);
+  m->seq = next_seq++;
+  m->stream = this;
+  m->stream_id = id;
+  m->event = e;
+  m->phase.store(SubmissionPhase::enqueued, std::memory_order_relaxed);
+  enqueue_locked(m);
+  queued_marker = true;
+  return e;
 }
 
 void ref_add(StreamState* p) noexcept { p->add_ref(); }

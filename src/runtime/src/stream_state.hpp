@@ -5,6 +5,21 @@
 // service. When only the retirement service's is left and nothing is
 // pending, retirement destroys the stream — so a stream dropped with work
 // pending still retires that work, and the dropping thread never waits.
+//
+// Untracked work: allocations (cuMemAllocAsync) and frees of dropped
+// allocations are enqueued on a stream without a completion event of their
+// own. `untracked_seq` says where the newest one sits in the stream's order:
+// every submission with seq >= untracked_seq was enqueued after it, so that
+// submission's event proves it done. What must follow such work
+// (Context::trim, a stream about to be destroyed) waits for such an event,
+// queuing an internal marker submission when none exists yet.
+//
+// Allocations need more: another stream's first use must wait for the
+// allocation and for nothing enqueued after it (two reads on two streams
+// never wait for each other). So the submission that first follows new
+// allocations (`unmarked_allocation`) records its `birth_mark` event before
+// its work, or is a marker queued for the purpose: the allocations born
+// before seq N are ordered by the birth mark of submission N.
 #pragma once
 
 #include <atomic>
@@ -20,6 +35,53 @@ namespace tandem::detail {
 
 struct ContextState;
 struct CaptureBuild;
+struct StreamState;
+
+// What an allocation keeps of the stream it was born on. The stream may be
+// destroyed first (its handles dropped, its work retired); the anchor says
+// whether it still exists and how far its work is proven complete.
+struct StreamAnchor {
+  void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  std::atomic<std::uint32_t> refs{1};  // the stream's, plus one per allocation born on it
+  // Every operation enqueued on the stream before the submission with this
+  // seq is proven done on the device (its event completed normally).
+  std::atomic<std::uint64_t> proven_seq{0};
+  // Held while using `stream` from outside its own handles (a free, an
+  // ordering marker); the stream is destroyed only after clearing it.
+  SpinLock mu;
+  StreamState* stream TANDEM_GUARDED_BY(mu) = nullptr;
+};
+
+// Submission records kept for reuse, each with its event: a fixed ring of
+// pointers, reused oldest first. Handing a record back writes nothing to
+// it, and the record reused is the one retirement handed back longest ago:
+// the least likely still to be in the retiring thread's cache.
+class RecordRing {
+ public:
+  static constexpr std::uint32_t kCapacity = 1024;  // a power of two
+  RecordRing() : slots_(new Submission*[kCapacity]) {}
+  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+  [[nodiscard]] bool full() const noexcept { return count_ == kCapacity; }
+  Submission* pop() noexcept {
+    Submission* s = slots_[head_];
+    head_ = (head_ + 1) & (kCapacity - 1);
+    --count_;
+    return s;
+  }
+  void push(Submission* s) noexcept {
+    slots_[(head_ + count_) & (kCapacity - 1)] = s;
+    ++count_;
+  }
+
+ private:
+  std::unique_ptr<Submission*[]> slots_;
+  std::uint32_t head_ = 0;
+  std::uint32_t count_ = 0;
+};
 
 struct StreamState {
   // Registers the stream with the retirement service (which takes the
@@ -30,48 +92,112 @@ struct StreamState {
   void release() noexcept;
   // Retirement only: true once no user handle is left and nothing pends.
   [[nodiscard]] bool abandoned() const noexcept {
-    return refs.load(std::memory_order_acquire) == 1 &&
-           pending.load(std::memory_order_acquire) == 0;
+    return refs.load(std::memory_order_acquire) == 1 && pending() == 0;
   }
-  // Retirement only: destroys the driver stream (if owned) and this object.
+  // Queue length (markers included). Seqs are contiguous, so it is the
+  // distance between two counters that each have a single writer: no
+  // read-modify-write on a line both sides touch. seq_cst: the sleep/wake
+  // handshake with the retirement thread reads it (retirement.hpp).
+  [[nodiscard]] std::uint64_t pending() const noexcept {
+    const std::uint64_t settled = settled_seq.load(std::memory_order_seq_cst);
+    return submitted_seq.load(std::memory_order_seq_cst) - settled;
+  }
+  // Retirement only, once abandoned(): makes the stream unreachable through
+  // its anchor, unless untracked work on it must first be proven done (then
+  // it queues a marker and returns false, as when another thread queued one
+  // meanwhile). After true, destroy() may run.
+  bool detach() noexcept;
+  // Retirement only, after detach(): destroys the driver stream (if owned)
+  // and this object.
   void destroy() noexcept;
 
   // Recycled events and submission records (submit path, under `mu`).
   driver::EventHandle take_event() TANDEM_REQUIRES(mu);
   Submission* take_submission() TANDEM_REQUIRES(mu);
   void recycle(Submission* s) noexcept TANDEM_REQUIRES(mu);
+  // Takes back a record retired with nothing else referring to it (its
+  // state still `pending`, its keep-alive released), keeping its event for
+  // the next use; returns it instead when the pool is full, for the caller
+  // to delete once the lock is released.
+  Submission* reuse_settled(Submission* s) noexcept TANDEM_REQUIRES(mu);
+  // Appends a submission (seq assigned, events recorded) to the queue.
+  void enqueue_locked(Submission* sub) noexcept TANDEM_REQUIRES(mu);
 
+  // An event that completes only after every operation enqueued on this
+  // stream before the submission numbered `seq`: the newest pending
+  // submission's when it was enqueued late enough, else that of a marker
+  // queued now (`queued_marker` set: the caller notifies retirement once it
+  // holds no lock). None while capturing or when recording failed.
+  driver::EventHandle event_after(std::uint64_t seq, bool& queued_marker) TANDEM_REQUIRES(mu);
+  // The birth mark of submission `birth_seq`, which follows the allocations
+  // made before it (a marker queued now if nothing was submitted since
+  // them). None once that submission settled (the caller checks proven_seq
+  // first), while capturing, or when recording failed.
+  driver::EventHandle birth_event(std::uint64_t birth_seq, bool& queued_marker) TANDEM_REQUIRES(mu);
+  // Queues a marker now; returns its event (none if recording failed).
+  // Throws Error(driver) when no event can be created.
+  driver::EventHandle queue_marker(bool& queued_marker) TANDEM_REQUIRES(mu);
+  // Untracked work enqueued since the newest submission.
+  [[nodiscard]] bool has_uncovered_work() const TANDEM_REQUIRES(mu) {
+    return untracked_seq != 0 && untracked_seq >= next_seq;
+  }
+
+  // Cache lines by who writes them: set once; the lock and what both sides
+  // change under it; the submitters' alone; the retirement thread's alone.
   const std::uint64_t id;
   ContextState* const ctx;  // strong reference
   const driver::StreamHandle handle;
   const bool owned;
+  StreamAnchor* const anchor;  // one reference, released by destroy()
+  // Mirrors `capture != nullptr` (written under `mu`) so that the submit
+  // path needs the lock only while a capture may be running.
+  std::atomic<bool> capturing{false};
+  std::unique_ptr<CaptureBuild> capture TANDEM_GUARDED_BY(mu);  // while capturing
 
   // Held across enqueue + event record + queue push, so the queue's order is
   // the order of the events on the device stream.
-  SpinLock mu;
-  Submission* head TANDEM_GUARDED_BY(mu) = nullptr;  // oldest pending
-  Submission* tail TANDEM_GUARDED_BY(mu) = nullptr;  // newest pending
-  std::uint64_t next_seq TANDEM_GUARDED_BY(mu) = 1;
-  bool capturing TANDEM_GUARDED_BY(mu) = false;
-  std::unique_ptr<CaptureBuild> capture TANDEM_GUARDED_BY(mu);  // while capturing
+  alignas(64) SpinLock mu;
+  // The pending queue, oldest to newest. Written under `mu` only; the
+  // retirement thread (the only one that unlinks) reads them without it.
+  std::atomic<Submission*> head{nullptr};
+  std::atomic<Submission*> tail{nullptr};
+  RecordRing free_records TANDEM_GUARDED_BY(mu);
   std::vector<driver::EventHandle> free_events TANDEM_GUARDED_BY(mu);
-  Submission* free_submissions TANDEM_GUARDED_BY(mu) = nullptr;
-  std::uint32_t free_submission_count TANDEM_GUARDED_BY(mu) = 0;
 
-  // Read without the lock by retirement, stats and waiters.
-  std::atomic<std::uint32_t> refs{1};
-  std::atomic<std::uint32_t> pending{0};         // queue length (births included)
+  alignas(64) std::uint64_t next_seq TANDEM_GUARDED_BY(mu) = 1;
+  std::uint64_t untracked_seq TANDEM_GUARDED_BY(mu) = 0;  // see the top of this file
+  Submission* last_mark TANDEM_GUARDED_BY(mu) = nullptr;  // the newest birth mark's; valid while queued
+  std::uint64_t last_mark_seq TANDEM_GUARDED_BY(mu) = 0;
+  bool unmarked_allocation TANDEM_GUARDED_BY(mu) = false;  // allocated since the newest seq was taken
+  // Written by submitters under `mu` (one writer at a time: plain stores),
+  // read without the lock by retirement, stats and waiters.
   std::atomic<std::uint64_t> submitted_seq{0};   // seq of the newest queued
-  std::atomic<std::uint64_t> settled_seq{0};     // everything <= this settled
   std::atomic<std::uint64_t> user_submitted{0};  // kernel/copy/transfer/replay
+  std::atomic<std::uint64_t> leases_taken{0};
+
+  alignas(64) std::atomic<std::uint64_t> settled_seq{0};  // everything <= this settled
   std::atomic<std::uint64_t> user_settled{0};
-  std::atomic<std::uint64_t> leases_held{0};
+  std::atomic<std::uint64_t> leases_released{0};
   std::atomic<std::uint64_t> retired{0};
   std::atomic<std::uint64_t> quarantined{0};
 
+  alignas(64) std::atomic<std::uint32_t> refs{1};
+
+  [[nodiscard]] std::uint64_t leases_held() const noexcept {
+    const std::uint64_t released = leases_released.load(std::memory_order_acquire);
+    const std::uint64_t taken = leases_taken.load(std::memory_order_acquire);
+    return taken > released ? taken - released : 0;
+  }
+
  private:
   StreamState(std::uint64_t id, ContextState& ctx, driver::StreamHandle handle, bool owned);
+  ~StreamState() = default;
 };
 
+// Adds `n` to an atomic that only one thread writes at a time (the writer
+// holds a lock, or is the retirement thread): no read-modify-write needed.
+inline void bump(std::atomic<std::uint64_t>& a, std::uint64_t n) noexcept {
+  a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_release);
+}
 
 }  // namespace tandem::detail

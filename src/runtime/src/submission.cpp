@@ -10,7 +10,7 @@ const char* submission_kind_name(SubmissionKind k) noexcept {
     case SubmissionKind::download: return "download";
     case SubmissionKind::memset: return "memset";
     case SubmissionKind::graph_replay: return "graph replay";
-    case SubmissionKind::birth: return "allocation";
+    case SubmissionKind::marker: return "ordering marker";
   }
   return "?";
 }

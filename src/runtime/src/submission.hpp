@@ -21,30 +21,60 @@ struct Lease {
   AllocationState* alloc = nullptr;
   std::uint64_t offset = 0;  // bytes from the allocation's start
   std::uint64_t bytes = 0;
-  driver::AccessMode mode = driver::AccessMode::read;
-  // Internal ordering lease (an allocation's stream-ordered birth): later
-  // work on other streams is ordered after it, never rejected because of it.
-  bool internal = false;
   Submission* owner = nullptr;
+  // Lease counts of the allocation this lease holds (AllocationState's
+  // counter word). A lease displaced from the tracker by a newer one of its
+  // stream hands its counts to the lease being published, so a hot buffer's
+  // launches neither add nor drop counts one by one (each would move the
+  // allocation's cache line between the submitting and retiring threads);
+  // the newest lease drops them all when it retires. Under the tracker lock.
+  std::uint32_t counts = 0;
+  driver::AccessMode mode = driver::AccessMode::read;
+  // In its allocation's tracker. Written under the tracker lock; read
+  // without it (std::atomic_ref) by retirement, which skips a lease a newer
+  // one already displaced (it holds no counts any more).
+  bool tracked = false;
+
+  [[nodiscard]] bool is_tracked() const noexcept {
+    return std::atomic_ref<bool>(const_cast<bool&>(tracked)).load(std::memory_order_acquire);
+  }
+  void set_tracked(bool v) noexcept { std::atomic_ref<bool>(tracked).store(v, std::memory_order_release); }
 };
 
-enum class SubmissionKind : std::uint8_t { kernel, copy, upload, download, memset, graph_replay, birth };
+// `marker`: internal, no work, no leases; its event proves done the
+// allocations and frees enqueued on its stream before it (stream_state.hpp).
+enum class SubmissionKind : std::uint8_t { kernel, copy, upload, download, memset, graph_replay, marker };
 enum class SubmissionState : std::uint8_t { pending, retired, quarantined };
+// Where the submit path is with it. Its leases are published in the
+// trackers before the work is enqueued (so the trackers are not locked
+// across the driver calls); until `enqueued` its event is not recorded yet,
+// and a submitter on another stream that must wait for it spins until the
+// phase leaves `publishing`. `failed`: the driver refused the work; its
+// leases are being withdrawn and order nothing.
+enum class SubmissionPhase : std::uint8_t { publishing, enqueued, failed };
 
 [[nodiscard]] const char* submission_kind_name(SubmissionKind k) noexcept;
 
-struct Submission {
+// Cache-line aligned: records are recycled between the submitting threads and
+// retirement, and two records sharing a line would make each other miss.
+struct alignas(64) Submission {
   // One reference for the stream's pending queue, one per launch future.
   // Recycled by its stream when only the queue's reference is left at
   // retirement; otherwise deleted by the last future.
   std::atomic<std::uint32_t> refs{1};
   std::atomic<SubmissionState> state{SubmissionState::pending};
+  std::atomic<SubmissionPhase> phase{SubmissionPhase::publishing};
   SubmissionKind kind = SubmissionKind::kernel;
   std::uint64_t id = 0;   // process-unique
   std::uint64_t seq = 0;  // position on its stream
   StreamState* stream = nullptr;   // valid while pending
   std::uint64_t stream_id = 0;
   driver::EventHandle event;       // completion; none if recording it failed
+  // Recorded before the work by the first submission after new allocations
+  // on its stream: what another stream's first use of them waits for
+  // (stream_state.hpp). Part of this submission: if its completion is
+  // unknown, so is the submission's.
+  driver::EventHandle birth_mark;
   Submission* next = nullptr;      // the stream's pending queue / free list
   SmallVector<Lease, 3> leases;
   std::shared_ptr<void> keep_alive;  // host memory a transfer reads or writes
@@ -53,7 +83,7 @@ struct Submission {
   void release() noexcept {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
-  [[nodiscard]] bool user_visible() const noexcept { return kind != SubmissionKind::birth; }
+  [[nodiscard]] bool user_visible() const noexcept { return kind != SubmissionKind::marker; }
 };
 
 }  // namespace tandem::detail

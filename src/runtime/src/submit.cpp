@@ -15,8 +15,9 @@ namespace tandem::detail {
 namespace {
 
 // Locks every distinct allocation of a (sorted) access list, in allocation-id
-// order, so two submitters never deadlock; unlocks on scope exit. Lock order
-// across the runtime: allocation trackers (by id), then the stream.
+// order, so two submitters never deadlock; unlocks on scope exit or
+// unlock(). Lock order across the runtime: stream anchors, then allocation
+// trackers (by id), then streams.
 class TrackerLocks {
  public:
   TrackerLocks(const AccessRequest* a, std::uint32_t n) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
@@ -26,14 +27,35 @@ class TrackerLocks {
       locked_.push_back(a[i].alloc);
     }
   }
-  ~TrackerLocks() TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+  ~TrackerLocks() { unlock(); }
+  void unlock() noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
     for (std::size_t i = locked_.size(); i-- > 0;) locked_[i]->tracker_lock.unlock();
+    locked_.clear();
   }
   TrackerLocks(const TrackerLocks&) = delete;
   TrackerLocks& operator=(const TrackerLocks&) = delete;
 
  private:
   SmallVector<AllocationState*, 6> locked_;
+};
+
+// A stream lock the submit path gives up before the end of its scope.
+class TANDEM_SCOPED_CAPABILITY StreamLock {
+ public:
+  explicit StreamLock(SpinLock& mu) TANDEM_ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  ~StreamLock() TANDEM_RELEASE() {
+    if (held_) mu_.unlock();
+  }
+  void unlock() TANDEM_RELEASE() {
+    mu_.unlock();
+    held_ = false;
+  }
+  StreamLock(const StreamLock&) = delete;
+  StreamLock& operator=(const StreamLock&) = delete;
+
+ private:
+  SpinLock& mu_;
+  bool held_ = true;
 };
 
 void sort_accesses(AccessRequest* a, std::uint32_t n) noexcept {
@@ -54,6 +76,73 @@ bool overlaps(const AccessRequest& r, const Lease& l) noexcept {
   return r.offset < l.offset + l.bytes && l.offset < r.offset + r.bytes;
 }
 
+// --- stream-ordered births ------------------------------------------------------
+
+[[gnu::cold, gnu::noinline]] void order_after_birth(StreamState& s, AllocationState& a, const char* what) {
+  StreamAnchor& birth = *a.birth;
+  bool queued = false;
+  const NotifyRetirementIfQueued notify{queued};  // declared first: runs after the locks are released
+  Guard ga(birth.mu);
+  StreamState* const bs = birth.stream;
+  // Gone: it was destroyed only after its allocations were proven done (or
+  // could not be: the device failed, and there is nothing to wait on).
+  if (!bs) return;
+  driver::EventHandle e;
+  {
+    Guard gb(bs->mu);
+    e = bs->birth_event(a.birth_seq, queued);
+  }
+  if (!e) return;
+  // The anchor lock keeps the event alive (events die with their stream);
+  // a recycled one is re-recorded on the birth stream only, later still.
+  Guard g(s.mu);
+  if (s.capture) {
+    throw Error(ErrorCode::unsupported, std::string(what) + " on stream " + std::to_string(s.id) +
+                                            " raced with a graph capture beginning on it");
+  }
+  s.ctx->check(s.ctx->backend().stream_wait_event(s.ctx->handle, s.handle, e),
+               std::string("ordering ") + what + " on stream " + std::to_string(s.id) + " after allocation " +
+                   std::to_string(a.id) + " on stream " + std::to_string(bs->id));
+  a.birth_waited_by.store(s.id, std::memory_order_release);
+}
+
+// An allocation is enqueued on its birth stream without an event. Its first
+// use on another stream waits for the birth stream to reach it; once an
+// event enqueued after it completed, nothing needs to wait any more.
+void order_after_births(StreamState& s, const AccessRequest* a, std::uint32_t n, const char* what) {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    AllocationState& alloc = *a[i].alloc;
+    if (i > 0 && a[i - 1].alloc == &alloc) continue;
+    const StreamAnchor* birth = alloc.birth;
+    if (!birth || birth == s.anchor) continue;
+    if (birth->proven_seq.load(std::memory_order_acquire) >= alloc.birth_seq) continue;
+    if (alloc.birth_waited_by.load(std::memory_order_acquire) == s.id) continue;
+    order_after_birth(s, alloc, what);
+  }
+}
+
+// --- conflicts --------------------------------------------------------------------
+
+// A lease is published before its submission's work is enqueued; its
+// event is recorded after. Spins out that window (a driver launch at most).
+// False when the driver refused the work: the lease orders nothing.
+bool wait_until_enqueued(const Submission& owner) noexcept {
+  SubmissionPhase p;
+  for (unsigned spins = 0; (p = owner.phase.load(std::memory_order_acquire)) == SubmissionPhase::publishing;
+       ++spins) {
+    if (spins < 64) {
+      TANDEM_CPU_RELAX();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  return p == SubmissionPhase::enqueued;
+}
+
+bool enqueued(const Lease& l) noexcept {
+  return l.owner->phase.load(std::memory_order_acquire) == SubmissionPhase::enqueued;
+}
+
 // What this submission must wait for (order policy): per other stream, only
 // the newest conflicting submission — stream order makes its completion
 // prove every older one's. So the waits are one per stream, not one per
@@ -71,7 +160,8 @@ void add_wait(WaitList& waits, const Submission* owner) {
   waits.push_back(owner);
 }
 
-// Under the tracker locks: throws ConflictError (reject) or collects waits.
+// Under the tracker locks (which keep every owner found here from retiring
+// and being recycled): throws ConflictError (reject) or collects waits.
 void resolve_conflicts(const StreamState& s, const AccessRequest* a, std::uint32_t n,
                        WaitList& waits) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   const bool reject = s.ctx->policy == ConflictPolicy::reject;
@@ -81,7 +171,8 @@ void resolve_conflicts(const StreamState& s, const AccessRequest* a, std::uint32
       if (l->owner->stream_id == s.id) continue;  // the stream orders them
       if (!overlaps(r, *l)) continue;
       if (!driver::writes(r.mode) && !driver::writes(l->mode)) continue;
-      if (reject && !l->internal && !r.internal) {
+      if (!wait_until_enqueued(*l->owner)) continue;
+      if (reject) {
         throw ConflictError(r.alloc->id,
                             LeaseInfo{l->offset, l->bytes, l->mode, l->owner->stream_id, l->owner->id},
                             LeaseInfo{r.offset, r.bytes, r.mode, s.id, 0});
@@ -91,46 +182,84 @@ void resolve_conflicts(const StreamState& s, const AccessRequest* a, std::uint32
   }
 }
 
-// Counts the leases in their allocations; undoes all on overflow.
-void add_lease_counts(Submission& sub) {
-  std::size_t done = 0;
-  try {
-    for (; done < sub.leases.size(); ++done) sub.leases[done].alloc->add_leases(1);
-  } catch (...) {
-    while (done-- > 0) sub.leases[done].alloc->drop_leases(1);
-    throw;
-  }
-}
+// --- leases -------------------------------------------------------------------------
 
 // Does `newer` (same stream, later) make `older` redundant in a tracker?
 // Stream order completes `older` before `newer`, so if `newer` covers its
 // bytes with at least its mode (write covers read), every conflict `older`
 // would raise, `newer` raises too, and waiting for `newer` waits for both.
-// An ordering-only (birth) lease is covered by any lease; it covers only
-// other births.
 bool covers(const Lease& newer, const Lease& older) noexcept {
   const auto n = static_cast<unsigned>(newer.mode), o = static_cast<unsigned>(older.mode);
   return newer.offset <= older.offset && older.offset + older.bytes <= newer.offset + newer.bytes &&
-         (n & o) == o && (older.internal || !newer.internal);
+         (n & o) == o;
 }
 
-// The caller holds every involved tracker lock (TrackerLocks), which the
-// analysis cannot follow through the lock set. A hot buffer used by many
-// in-flight launches on one stream keeps one tracker entry, not one per
-// launch: the covered entry is replaced (its lease still counts, and is
-// simply not found in the tracker when it retires).
-void publish_leases(Submission& sub) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+// A hot buffer used by many in-flight launches on one stream keeps two
+// tracker entries, not one per launch: entries of `stream` covered by its
+// newest enqueued one are dropped (retirement then skips their leases), and
+// their counts move to `into`, the lease being published. Only enqueued
+// entries cover or are dropped: one still being published may yet fail.
+void compact(SmallVector<Lease*, 2>& held, std::uint64_t stream, Lease& into) noexcept {
+  const Lease* newest = nullptr;
+  for (const Lease* h : held) {
+    if (h->owner->stream_id == stream && enqueued(*h) && (!newest || h->owner->seq > newest->owner->seq)) {
+      newest = h;
+    }
+  }
+  if (!newest) return;
+  for (std::size_t i = 0; i < held.size();) {
+    Lease* h = held[i];
+    if (h != newest && h->owner->stream_id == stream && h->owner->seq < newest->owner->seq && enqueued(*h) &&
+        covers(*newest, *h)) {
+      held.swap_remove(i);
+      into.counts += std::exchange(h->counts, 0);
+      h->set_tracked(false);
+      continue;
+    }
+    ++i;
+  }
+}
+
+// Takes a submission's leases back out of the trackers (it failed); drops
+// the counts they hold. The caller still holds a view or graph reference of
+// each allocation, so no count reaches zero here; a count one inherited
+// from a displaced lease is covered by that lease's newer neighbour.
+void withdraw_leases_locked(Submission& sub) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   for (Lease& l : sub.leases) {
+    if (!l.is_tracked()) continue;
     auto& held = l.alloc->leases;
-    bool replaced = false;
-    for (Lease*& h : held) {
-      if (h->owner->stream_id == sub.stream_id && covers(l, *h)) {
-        h = &l;
-        replaced = true;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      if (held[i] == &l) {
+        held.swap_remove(i);
         break;
       }
     }
-    if (!replaced) held.push_back(&l);
+    l.set_tracked(false);
+    if (l.counts) l.alloc->drop_leases(std::exchange(l.counts, 0));
+  }
+}
+
+// The caller holds every involved tracker lock (TrackerLocks), which the
+// analysis cannot follow through the lock set. Each lease takes a count of
+// its allocation, or inherits the counts of the entries it displaces. On a
+// throw (no memory for a tracker entry, a counter at its limit) nothing
+// stays published and no count is held.
+void publish_leases(Submission& sub) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+  try {
+    for (Lease& l : sub.leases) {
+      auto& held = l.alloc->leases;
+      held.reserve_one();  // first: nothing below throws once entries moved their counts
+      compact(held, sub.stream_id, l);
+      if (l.counts == 0) {
+        l.alloc->add_leases(1);
+        l.counts = 1;
+      }
+      held.push_back(&l);
+      l.set_tracked(true);
+    }
+  } catch (...) {
+    withdraw_leases_locked(sub);
+    throw;
   }
 }
 
@@ -138,7 +267,7 @@ void publish_leases(Submission& sub) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
 // driver, and its accesses become graph references; nothing runs, so no
 // lease, event or queue entry is made.
 Submission* capture_locked(StreamState& s, SubmitSpec& spec) TANDEM_REQUIRES(s.mu) {
-  if (spec.kind == SubmissionKind::birth || spec.kind == SubmissionKind::graph_replay) {
+  if (spec.kind == SubmissionKind::graph_replay) {
     throw Error(ErrorCode::unsupported, std::string(spec.what) + " on stream " + std::to_string(s.id) +
                                             " while it captures a graph");
   }
@@ -148,8 +277,12 @@ Submission* capture_locked(StreamState& s, SubmitSpec& spec) TANDEM_REQUIRES(s.m
   return nullptr;
 }
 
+// Lock scopes: the trackers are held while conflicts are resolved and the
+// new leases published (marked `publishing`), not across the driver calls;
+// the stream lock is held from reserving the seq to queueing the
+// submission, so the queue order is the device order.
 Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
-  {
+  if (s.capturing.load(std::memory_order_acquire)) {
     // Capture is per stream and thread (as in CUDA): recorded work is not
     // checked for conflicts now; each replay is.
     Guard g(s.mu);
@@ -160,80 +293,97 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   AccessRequest* a = spec.accesses;
   const std::uint32_t n = spec.access_count;
   sort_accesses(a, n);
+  order_after_births(s, a, n, spec.what);
 
-  TrackerLocks tracker_locks(a, n);
+  TrackerLocks trackers(a, n);
   WaitList waits;
   resolve_conflicts(s, a, n, waits);
 
-  Guard g(s.mu);
+  StreamLock stream_lock(s.mu);
   if (s.capture) {
     throw Error(ErrorCode::unsupported, std::string(spec.what) + " on stream " + std::to_string(s.id) +
                                             " raced with a graph capture beginning on it");
   }
-  for (const Submission* w : waits) {
-    ctx.check(b.stream_wait_event(ctx.handle, s.handle, w->event),
-              std::string("ordering ") + spec.what + " on stream " + std::to_string(s.id) +
-                  " after a conflicting submission");
-  }
   Submission* sub = s.take_submission();
-  driver::EventHandle event;
   try {
-    event = s.take_event();
-    for (std::uint32_t i = 0; i < n; ++i) {
-      sub->leases.push_back(Lease{a[i].alloc, a[i].offset, a[i].bytes, a[i].mode, a[i].internal, sub});
+    if (!sub->event) sub->event = s.take_event();
+    if (s.unmarked_allocation) {
+      // Before this work and its waits: another stream's first use of the
+      // new allocations waits for the allocations, not for this work.
+      sub->birth_mark = s.take_event();
+      if (!b.event_record(ctx.handle, sub->birth_mark, s.handle).ok()) {
+        s.free_events.push_back(sub->birth_mark);  // they wait for `event` instead
+        sub->birth_mark = {};
+      }
     }
-    add_lease_counts(*sub);
+    for (const Submission* w : waits) {
+      ctx.check(b.stream_wait_event(ctx.handle, s.handle, w->event),
+                std::string("ordering ") + spec.what + " on stream " + std::to_string(s.id) +
+                    " after a conflicting submission");
+    }
+    for (std::uint32_t i = 0; i < n; ++i) {
+      sub->leases.push_back(Lease{a[i].alloc, a[i].offset, a[i].bytes, sub, 0, a[i].mode, false});
+    }
   } catch (...) {
-    if (event) s.free_events.push_back(event);
     s.recycle(sub);
     throw;
   }
-
-  const driver::Result r = spec.enqueue(s.handle);
-  if (!r.ok()) {
-    // The caller still holds a view of each allocation: no count reaches 0.
-    for (Lease& l : sub->leases) l.alloc->drop_leases(1);
-    if (event) s.free_events.push_back(event);
-    s.recycle(sub);
-    ctx.fail(r, r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver,
-             std::string(spec.what) + " on stream " + std::to_string(s.id));
-  }
-  if (!b.event_record(ctx.handle, event, s.handle).ok()) {
-    // The work is on the device but its completion cannot be proven: the
-    // submission is queued without an event and retirement quarantines it.
-    s.free_events.push_back(event);
-    event = {};
-  }
-
   sub->kind = spec.kind;
   sub->id = next_id(IdKind::submission);
   sub->seq = s.next_seq++;
   sub->stream = &s;
   sub->stream_id = s.id;
-  sub->event = event;
-  sub->keep_alive = std::move(spec.keep_alive);
-  publish_leases(*sub);
-  if (spec.want_future) sub->add_ref();  // before it is visible to retirement
-
-  if (s.tail) {
-    s.tail->next = sub;
-  } else {
-    s.head = sub;
+  sub->phase.store(SubmissionPhase::publishing, std::memory_order_relaxed);
+  try {
+    publish_leases(*sub);
+  } catch (...) {
+    --s.next_seq;
+    s.recycle(sub);
+    throw;
   }
-  s.tail = sub;
-  s.leases_held.fetch_add(n, std::memory_order_relaxed);
-  if (sub->user_visible()) s.user_submitted.fetch_add(1, std::memory_order_relaxed);
-  s.submitted_seq.store(sub->seq, std::memory_order_release);
-  s.pending.fetch_add(1, std::memory_order_seq_cst);
+  trackers.unlock();
+
+  const driver::Result r = spec.enqueue(s.handle);
+  if (!r.ok()) {
+    // Whoever spins on this submission's phase (holding trackers) moves on
+    // first; nothing else took a seq while the stream was locked.
+    sub->phase.store(SubmissionPhase::failed, std::memory_order_release);
+    --s.next_seq;
+    stream_lock.unlock();
+    {
+      TrackerLocks relock(a, n);
+      withdraw_leases_locked(*sub);
+    }
+    {
+      Guard g(s.mu);
+      s.recycle(sub);
+    }
+    ctx.fail(r, r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver,
+             std::string(spec.what) + " on stream " + std::to_string(s.id));
+  }
+  if (!b.event_record(ctx.handle, sub->event, s.handle).ok()) {
+    // The work is on the device but its completion cannot be proven: the
+    // submission is queued without an event and retirement quarantines it.
+    s.free_events.push_back(sub->event);
+    sub->event = {};
+  }
+  sub->keep_alive = std::move(spec.keep_alive);
+  // The queue's reference and the future's. Nobody else counts references
+  // to it before it is queued (waiters on its leases read other fields).
+  sub->refs.store(spec.want_future ? 2 : 1, std::memory_order_relaxed);
+  sub->phase.store(SubmissionPhase::enqueued, std::memory_order_release);
+  s.enqueue_locked(sub);
+  bump(s.leases_taken, n);
+  if (sub->user_visible()) bump(s.user_submitted, 1);
   return spec.want_future ? sub : nullptr;
 }
 
 }  // namespace
 
 Submission* submit(StreamState& s, SubmitSpec& spec) {
-  Submission* sub = submit_locked(s, spec);
-  Retirement::instance().notify_submit();  // after every lock is released
-  return sub;
+  const bool always = true;
+  const NotifyRetirementIfQueued notify{always};  // after every lock is released, thrown or not
+  return submit_locked(s, spec);
 }
 
 }  // namespace tandem::detail

@@ -18,7 +18,6 @@ struct AccessRequest {
   std::uint64_t offset = 0;  // bytes from the allocation's start
   std::uint64_t bytes = 0;   // > 0
   driver::AccessMode mode = driver::AccessMode::read;
-  bool internal = false;     // an allocation's birth: ordered after, never rejected
 };
 
 struct SubmitSpec {
@@ -26,7 +25,7 @@ struct SubmitSpec {
   AccessRequest* accesses = nullptr;  // reordered in place
   std::uint32_t access_count = 0;
   // The driver call that enqueues the work on the given stream; runs with
-  // the stream and every involved allocation locked.
+  // the stream locked (the allocations' trackers are not).
   FunctionRef<driver::Result(driver::StreamHandle)> enqueue;
   const char* what = "";                // for error messages
   std::shared_ptr<void> keep_alive;     // held until retired

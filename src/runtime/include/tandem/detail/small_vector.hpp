@@ -27,6 +27,10 @@ class SmallVector {
     if (size_ == capacity_) grow();
     data()[size_++] = v;
   }
+  // Room for one more element, so that the next push_back cannot throw.
+  void reserve_one() {
+    if (size_ == capacity_) grow();
+  }
   // Removes element i by moving the last one into its place (order not kept).
   void swap_remove(std::size_t i) noexcept {
     data()[i] = data()[size_ - 1];
