@@ -120,6 +120,7 @@ class Executor {
   void record_check(const Step& st, const char* what, ojson expected, ojson actual, bool ok);
   void skip_rest(const std::vector<Step>& steps, std::size_t from);
 
+  void name_new_buffer(const Step& st, View v);
   void op_alloc(const Step& st);
   void op_foreign(const Step& st);
   void op_derive(const Step& st);
@@ -130,7 +131,7 @@ class Executor {
   void op_upload(const Step& st, ThreadCtx& t);
   void op_download(const Step& st, ThreadCtx& t);
   void op_capture(const Step& st, ThreadCtx& t);
-  void op_replay(const Step& st, ThreadCtx& t);
+  void op_replay(const Step& st);
   void op_drop(const Step& st, bool forget);
   void op_wait(const Step& st);
   void op_retire(const Step& st);
@@ -151,6 +152,8 @@ class Executor {
   std::string stream_label(const std::optional<std::string>& name) const;
   bool model_unique(std::uint64_t allocation, bool& known);  // mu_ held
   void settle_graph_releases();                               // mu_ held
+  void drop_model_graph_ref(std::uint64_t allocation);        // mu_ held
+  void release_graph_in_model(const GraphRecord& r);          // mu_ held
   void compare_uniqueness(bool known, bool expected, bool actual);  // mu_ held
 
   // --- submissions ---
@@ -294,11 +297,29 @@ void Executor::settle_graph_releases() {
     for (std::uint64_t a : g.allocations) {
       auto m = model_.find(a);
       if (m == model_.end()) continue;
-      --m->second.graphs;
       --m->second.uncertain;
-      if (m->second.views <= 0 && m->second.graphs <= 0) model_.erase(m);
+      drop_model_graph_ref(a);
     }
     it = releasing_.erase(it);
+  }
+}
+
+void Executor::drop_model_graph_ref(std::uint64_t allocation) {
+  auto m = model_.find(allocation);
+  if (m != model_.end() && --m->second.graphs <= 0 && m->second.views <= 0) model_.erase(m);
+}
+
+// A graph handle goes: its references go now, or (replays in flight) when
+// they retire; until then the model cannot know.
+void Executor::release_graph_in_model(const GraphRecord& r) {
+  const bool pending = std::any_of(r.replays.begin(), r.replays.end(), [](const LaunchFuture& f) {
+    return f.status() != SubmissionStatus::retired;
+  });
+  if (pending) {
+    for (std::uint64_t a : r.allocations) ++model_[a].uncertain;
+    releasing_.push_back({r.allocations, r.replays});
+  } else {
+    for (std::uint64_t a : r.allocations) drop_model_graph_ref(a);
   }
 }
 
@@ -422,14 +443,9 @@ void Executor::require_free_id(const Step& st) {
 // ---------------------------------------------------------------------------
 // ops
 
-void Executor::op_alloc(const Step& st) {
-  {
-    std::lock_guard g(mu_);
-    require_free(st.id);
-  }
-  const Stream s = stream_named(st.stream);
-  View v = allocate(s, *st.dtype, st.len);
-  if (shadow_on_ && v.valid()) shadow_.on_alloc(v.allocation_id(), st.len * dtype_size(*st.dtype));
+// alloc and foreign: model the new memory, name it, then `init` it.
+void Executor::name_new_buffer(const Step& st, View v) {
+  if (shadow_on_ && v.valid()) shadow_.on_alloc(v.allocation_id(), v.extent_bytes());
   std::shared_ptr<Handle> h;
   {
     std::lock_guard g(mu_);
@@ -438,6 +454,16 @@ void Executor::op_alloc(const Step& st) {
     h = handles_[st.id];
   }
   init_contents(st.stream, h->view, st.init);
+}
+
+void Executor::op_alloc(const Step& st) {
+  {
+    std::lock_guard g(mu_);
+    require_free(st.id);
+  }
+  const Stream s = stream_named(st.stream);
+  View v = allocate(s, *st.dtype, st.len);
+  name_new_buffer(st, std::move(v));
 }
 
 void Executor::op_foreign(const Step& st) {
@@ -469,15 +495,7 @@ void Executor::op_foreign(const Step& st) {
     if (ptr != 0) (void)b.mem_free(ch, ptr);
     throw;
   }
-  if (shadow_on_ && v.valid()) shadow_.on_alloc(v.allocation_id(), bytes);
-  std::shared_ptr<Handle> h;
-  {
-    std::lock_guard g(mu_);
-    require_free(st.id);
-    insert_view(st.id, std::move(v));
-    h = handles_[st.id];
-  }
-  init_contents(st.stream, h->view, st.init);
+  name_new_buffer(st, std::move(v));
 }
 
 // slice, peel, atomic, tensor_view, as_buffer: a new counted view of the same allocation.
@@ -734,7 +752,8 @@ void Executor::op_capture(const Step& st, ThreadCtx& t) {
   handles_[st.graph] = wrap(std::move(h));
 }
 
-void Executor::op_replay(const Step& st, ThreadCtx& t) {
+void Executor::op_replay(const Step& st) {
+  require_free_id(st);
   std::shared_ptr<Handle> h;
   {
     std::lock_guard g(mu_);
@@ -742,7 +761,6 @@ void Executor::op_replay(const Step& st, ThreadCtx& t) {
     if (h->kind != Handle::Kind::graph) {
       fail(ErrorCode::invalid_handle, "'" + st.graph + "' is a " + std::string(h->kind_name()) + ", not a graph");
     }
-    if (!st.id.empty()) require_free(st.id);
   }
   const Stream s = stream_named(st.stream);
   arm_fault(st, s);
@@ -752,20 +770,15 @@ void Executor::op_replay(const Step& st, ThreadCtx& t) {
   if (shadow_on_) {
     for (const auto& e : h->graph->effects) e(shadow_);
   }
-  (void)t;
-  std::lock_guard g(mu_);
-  auto& replays = h->graph->replays;
-  replays.erase(std::remove_if(replays.begin(), replays.end(),
-                               [](const LaunchFuture& r) { return r.status() == SubmissionStatus::retired; }),
-                replays.end());
-  replays.push_back(f);
-  if (!st.id.empty()) {
-    auto fh = std::make_unique<Handle>();
-    fh->kind = Handle::Kind::future;
-    fh->future = std::move(f);
-    require_free(st.id);
-    handles_[st.id] = wrap(std::move(fh));
+  {
+    std::lock_guard g(mu_);
+    auto& replays = h->graph->replays;
+    replays.erase(std::remove_if(replays.begin(), replays.end(),
+                                 [](const LaunchFuture& r) { return r.status() == SubmissionStatus::retired; }),
+                  replays.end());
+    replays.push_back(f);
   }
+  name_future(st, std::move(f));
 }
 
 void Executor::op_drop(const Step& st, bool forget) {
@@ -773,25 +786,8 @@ void Executor::op_drop(const Step& st, bool forget) {
   std::lock_guard g(mu_);
   victim = find(st.id);
   handles_.erase(st.id);
-  if (victim->kind == Handle::Kind::graph) {
-    GraphRecord& r = *victim->graph;
-    const bool in_flight = std::any_of(r.replays.begin(), r.replays.end(),
-                                       [](const LaunchFuture& f) { return !f.done(); });
-    const bool quarantined = std::any_of(r.replays.begin(), r.replays.end(), [](const LaunchFuture& f) {
-      return f.status() == SubmissionStatus::quarantined;
-    });
-    if (forget) {
-      // leaked: its references stay, the model keeps counting them
-    } else if (in_flight || quarantined) {
-      for (std::uint64_t a : r.allocations) ++model_[a].uncertain;
-      releasing_.push_back({r.allocations, r.replays});
-    } else {
-      for (std::uint64_t a : r.allocations) {
-        auto m = model_.find(a);
-        if (m != model_.end() && --m->second.graphs <= 0 && m->second.views <= 0) model_.erase(m);
-      }
-    }
-  }
+  // A forgotten graph is leaked: its references stay, the model keeps counting them.
+  if (victim->kind == Handle::Kind::graph && !forget) release_graph_in_model(*victim->graph);
   if (forget) {
     if (victim->kind == Handle::Kind::future) {
       std::move(victim->future).forget();  // the submission record is leaked on purpose
@@ -920,9 +916,7 @@ void Executor::op_check(const Step& st) {
       const bool model = model_unique(h->view.allocation_id(), known);
       const bool actual = h->view.is_unique();
       compare_uniqueness(known, model, actual);
-      std::lock_guard r(rec_mu_);
-      rec_.checks.push_back({st.path, what, st.bool_value, actual, actual == st.bool_value});
-      if (actual != st.bool_value && opt_.progress) opt_.progress->checks_failed.fetch_add(1);
+      record_check(st, what, st.bool_value, actual, actual == st.bool_value);  // lock order: mu_, then rec_mu_
       return;
     }
     case CheckWhat::views: {
@@ -1009,7 +1003,7 @@ void Executor::exec(const Step& st, ThreadCtx& t) {
     case Op::upload: op_upload(st, t); return;
     case Op::download: op_download(st, t); return;
     case Op::capture: op_capture(st, t); return;
-    case Op::replay: op_replay(st, t); return;
+    case Op::replay: op_replay(st); return;
     case Op::drop: op_drop(st, false); return;
     case Op::forget: op_drop(st, true); return;
     case Op::wait: op_wait(st); return;
@@ -1136,18 +1130,7 @@ void Executor::end_repetition() {
     std::lock_guard g(mu_);
     // Graphs dropped now may still have replays in flight.
     for (auto& [name, h] : handles_) {
-      if (h->kind != Handle::Kind::graph) continue;
-      const bool in_flight = std::any_of(h->graph->replays.begin(), h->graph->replays.end(),
-                                         [](const LaunchFuture& f) { return !f.done(); });
-      if (in_flight) {
-        for (std::uint64_t a : h->graph->allocations) ++model_[a].uncertain;
-        releasing_.push_back({h->graph->allocations, h->graph->replays});
-      } else {
-        for (std::uint64_t a : h->graph->allocations) {
-          auto m = model_.find(a);
-          if (m != model_.end() && --m->second.graphs <= 0 && m->second.views <= 0) model_.erase(m);
-        }
-      }
+      if (h->kind == Handle::Kind::graph) release_graph_in_model(*h->graph);
     }
     victims.swap(handles_);
     last_on_stream_.clear();
@@ -1234,7 +1217,6 @@ RunResult Executor::run() {
         start_repetition();
         const auto body_start = Clock::now();
         ThreadCtx main{"main", nullptr};
-        const std::size_t errors_before = rec_.errors.size();
         run_steps(sc_.steps, main);
         std::vector<std::thread> threads;
         std::vector<ThreadCtx> ctxs;
@@ -1249,7 +1231,6 @@ RunResult Executor::run() {
         for (std::thread& th : threads) th.join();
         body_time_ += Clock::now() - body_start;
         end_repetition();
-        (void)errors_before;
       }
       repetition_ = repetitions_;
       measure_end();
