@@ -36,6 +36,10 @@ ArgShape shape_of(const View& v) noexcept {
   return ArgShape::tensor(v.dtype(), v.shape(), v.strides());
 }
 
+void load_catalog(const Context& ctx) {
+  for (const KernelEntry& e : catalog()) ctx.load_kernel(*e.symbol);
+}
+
 LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
                     std::optional<driver::Dim3> grid, std::optional<driver::Dim3> block) {
   const std::size_t n = entry.params.size();

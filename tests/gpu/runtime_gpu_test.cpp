@@ -11,6 +11,7 @@
 #include "tandem/errors.hpp"
 #include "tandem/kernel_params.hpp"
 #include "tandem/kernels/catalog.hpp"
+#include "tandem/kernels/launch.hpp"
 #include "tandem/launch.hpp"
 
 namespace {
@@ -220,6 +221,39 @@ TEST_F(GpuRuntime, RejectPolicyRejectsWhileLeaseHeldAcceptsAfter) {
   ASSERT_TRUE(f.wait(10s));
   EXPECT_NO_THROW((void)fill(b, buf, 9));
   ASSERT_TRUE(reject.wait_for_retirement(10s));
+}
+
+// Context::load_kernel / kernels::load_catalog: kernels loaded beforehand
+// launch while another kernel runs, without waiting for it. (CUDA loads
+// modules and kernels lazily, and a lazy load waits for the kernels running
+// on the device: a first launch during a long kernel would block until it
+// ends, and everything observed after it would be after the kernel.)
+TEST_F(GpuRuntime, LaunchOfALoadedKernelDoesNotWaitForRunningKernels) {
+  namespace k = tandem::kernels;
+  k::load_catalog(ctx());
+  tandem::Stream a = tandem::Stream::create(ctx());
+  tandem::Stream b = tandem::Stream::create(ctx());
+  View held = tandem::allocate(a, DType::u32, 1024);
+  View other = tandem::allocate(b, DType::f32, 64 * 64);
+  tandem::LaunchFuture spinning = spin(a, held, 500'000'000);  // 0.5 s
+  const Marker spun(platform(), ctx(), a);
+  if (spun.done()) GTEST_SKIP() << "launches are serialized here (a tool?): nothing runs concurrently";
+  // Neither kernel's module (simt_basic, tile_elementwise) was used before
+  // in this context; spin's is simt_reduce.
+  const k::Arg fill_args[] = {k::Arg::of(other), k::Arg::value(1.0)};
+  std::move(k::launch(b, catalog_entry(k::Model::simt, "fill", DType::f32), fill_args)).forget();
+  const std::int64_t shape[] = {64, 64};
+  View t = std::move(other).to_tensor(shape);
+  const k::Arg scale_args[] = {k::Arg::of(t), k::Arg::value(2.0)};
+  std::move(k::launch(b, catalog_entry(k::Model::tile, "scale", DType::f32, 2), scale_args)).forget();
+  const bool running_after_launches = !spun.done();
+  EXPECT_TRUE(running_after_launches) << "a launch of a loaded kernel waited for the running spin";
+  EXPECT_EQ(spinning.status(), tandem::SubmissionStatus::pending);
+  std::printf("[measure] launches during a 0.5 s spin returned while it ran: %s\n",
+              running_after_launches ? "yes" : "no");
+  const std::vector<float> got = read_f32(b, t);
+  EXPECT_EQ(std::count(got.begin(), got.end(), 2.0f), static_cast<long>(got.size()));
+  ASSERT_TRUE(spinning.wait(10s));
 }
 
 }  // namespace

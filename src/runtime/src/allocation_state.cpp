@@ -6,6 +6,7 @@
 #include "context_state.hpp"
 #include "ids.hpp"
 #include "stream_state.hpp"
+#include "tandem/detail/trace.hpp"
 #include "tandem/errors.hpp"
 
 namespace tandem::detail {
@@ -87,6 +88,7 @@ void AllocationState::mark_quarantined() noexcept {
 // Every view, lease and graph reference is gone: the memory is no longer
 // used by anyone, host or device. Runs on whichever thread got here.
 void AllocationState::last_use_gone() noexcept {
+  TANDEM_TRACE("last use gone: alloc %lu (%s)", id, quarantined() ? "quarantined" : "freed");
   // A quarantined lease may have handed its counts on to a newer lease of
   // its stream (submit.cpp), which then retired: retained forever all the
   // same.

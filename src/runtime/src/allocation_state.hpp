@@ -19,6 +19,7 @@
 
 #include "tandem/detail/locks.hpp"
 #include "tandem/detail/small_vector.hpp"
+#include "tandem/detail/trace.hpp"
 #include "tandem/driver/types.hpp"
 
 namespace tandem::detail {
@@ -123,6 +124,9 @@ class AllocationState {
   std::uint64_t load() const noexcept { return counts_.load(std::memory_order_acquire); }
   void add(std::uint64_t unit, std::uint64_t field_max, int shift, const char* what);
   void drop(std::uint64_t amount) noexcept {
+    TANDEM_TRACE("drop alloc %lu: %lu views %lu graphs %lu leases", id,
+                 views_of(amount), graphs_of(amount),
+                 (amount >> 40));
     if (counts_.fetch_sub(amount, std::memory_order_acq_rel) == amount) last_use_gone();
   }
   void last_use_gone() noexcept;

@@ -55,6 +55,8 @@ void Context::trim() const {
   s_->check(b.pool_trim(s_->handle, s_->pool, 0), "trimming the memory pool");
 }
 
+void Context::load_kernel(const driver::KernelSymbol& symbol) const { (void)s_->function(symbol); }
+
 bool Context::wait_for_retirement(std::chrono::nanoseconds timeout) const {
   return detail::Retirement::instance().wait_settled(s_.get(), nullptr, detail::deadline_after(timeout));
 }

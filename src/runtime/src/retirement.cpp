@@ -7,6 +7,7 @@
 #include "context_state.hpp"
 #include "stream_state.hpp"
 #include "submission.hpp"
+#include "tandem/detail/trace.hpp"
 
 namespace tandem::detail {
 
@@ -280,6 +281,10 @@ bool Retirement::sweep_stream(StreamState& s) {
     }
   }
   if (outcomes_.empty()) return false;
+  TANDEM_TRACE("settle stream %lu: seq %lu..%lu (head %lu newest %lu, newest event %p query %d); last event %p",
+               s.id, outcomes_.front().sub->seq,
+               outcomes_.back().sub->seq, head->seq,
+               newest->seq, newest->event.raw, static_cast<int>(r.status), outcomes_.back().sub->event.raw);
   settle(s);
   return true;
 }
@@ -297,6 +302,8 @@ bool Retirement::bisect(StreamState& s, Submission* head, Submission* newest, Su
     for (std::uint64_t i = lo; i < mid; ++i) node = node->next;
     const driver::Result q = query(s, *node);
     if (q.ok()) {
+      TANDEM_TRACE("bisect stream %lu: seq %lu complete (event %p)", s.id,
+                   node->seq, node->event.raw);
       last_complete = node;
       lo = mid + 1;
       at_lo = node->next;
@@ -342,6 +349,8 @@ void Retirement::untrack_leases(Submission& sub) {
         }
       }
     }
+    TANDEM_TRACE("untrack sub %lu alloc %lu [%lu,+%lu) counts %u", sub.id,
+                 l.alloc->id, l.offset, l.bytes, counts);
     if (counts) count_drop(l.alloc, counts);
   }
 }

@@ -4,6 +4,7 @@
 #include "graph_state.hpp"
 #include "ids.hpp"
 #include "retirement.hpp"
+#include "tandem/detail/trace.hpp"
 
 namespace tandem::detail {
 
@@ -178,6 +179,8 @@ driver::EventHandle StreamState::queue_marker(bool& queued_marker) {
   m->event = e;
   m->phase.store(SubmissionPhase::enqueued, std::memory_order_relaxed);
   enqueue_locked(m);
+  TANDEM_TRACE("marker sub %lu stream %lu seq %lu event %p", m->id, id,
+               m->seq, e.raw);
   queued_marker = true;
   return e;
 }

@@ -8,6 +8,7 @@
 #include "ids.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
+#include "tandem/detail/trace.hpp"
 #include "tandem/errors.hpp"
 
 namespace tandem::detail {
@@ -104,6 +105,9 @@ bool overlaps(const AccessRequest& r, const Lease& l) noexcept {
                std::string("ordering ") + what + " on stream " + std::to_string(s.id) + " after allocation " +
                    std::to_string(a.id) + " on stream " + std::to_string(bs->id));
   a.birth_waited_by.store(s.id, std::memory_order_release);
+  TANDEM_TRACE("birth-wait stream %lu waits for alloc %lu born on stream %lu seq %lu: event %p%s",
+               s.id, a.id, bs->id,
+               a.birth_seq, e.raw, queued ? " (marker queued)" : "");
 }
 
 // An allocation is enqueued on its birth stream without an event. Its first
@@ -177,6 +181,11 @@ void resolve_conflicts(const StreamState& s, const AccessRequest* a, std::uint32
                             LeaseInfo{l->offset, l->bytes, l->mode, l->owner->stream_id, l->owner->id},
                             LeaseInfo{r.offset, r.bytes, r.mode, s.id, 0});
       }
+      TANDEM_TRACE("conflict stream %lu alloc %lu [%lu,+%lu) mode %u vs sub %lu (stream %lu seq %lu) [%lu,+%lu) mode %u event %p",
+                   s.id, r.alloc->id, r.offset,
+                   r.bytes, static_cast<unsigned>(r.mode), l->owner->id,
+                   l->owner->stream_id, l->owner->seq,
+                   l->offset, l->bytes, static_cast<unsigned>(l->mode), l->owner->event.raw);
       add_wait(waits, l->owner);
     }
   }
@@ -212,6 +221,9 @@ void compact(SmallVector<Lease*, 2>& held, std::uint64_t stream, Lease& into) no
     if (h != newest && h->owner->stream_id == stream && h->owner->seq < newest->owner->seq && enqueued(*h) &&
         covers(*newest, *h)) {
       held.swap_remove(i);
+      TANDEM_TRACE("compact alloc %lu: lease of sub %lu (seq %lu) covered by sub %lu (seq %lu), %u counts handed on",
+                   h->alloc->id, h->owner->id, h->owner->seq,
+                   newest->owner->id, newest->owner->seq, h->counts);
       into.counts += std::exchange(h->counts, 0);
       h->set_tracked(false);
       continue;
@@ -373,6 +385,19 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   sub->refs.store(spec.want_future ? 2 : 1, std::memory_order_relaxed);
   sub->phase.store(SubmissionPhase::enqueued, std::memory_order_release);
   s.enqueue_locked(sub);
+#ifdef TANDEM_RUNTIME_TRACE
+  TANDEM_TRACE("submit %s sub %lu stream %lu seq %lu event %p birth_mark %p waits %zu", spec.what,
+               sub->id, s.id, sub->seq, sub->event.raw,
+               sub->birth_mark.raw, waits.size());
+  for (const Submission* w : waits) {
+    TANDEM_TRACE("  waits for sub %lu stream %lu seq %lu event %p", w->id,
+                 w->stream_id, w->seq, w->event.raw);
+  }
+  for (const Lease& l : sub->leases) {
+    TANDEM_TRACE("  lease alloc %lu [%lu,+%lu) mode %u counts %u", l.alloc->id,
+                 l.offset, l.bytes, static_cast<unsigned>(l.mode), l.counts);
+  }
+#endif
   bump(s.leases_taken, n);
   if (sub->user_visible()) bump(s.user_submitted, 1);
   return spec.want_future ? sub : nullptr;

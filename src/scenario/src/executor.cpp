@@ -9,6 +9,7 @@
 // they use are kept alive by shared_ptr copies. A Handle is destroyed by its
 // shared_ptr deleter, which takes mu_; so no code drops the last reference
 // to a handle while holding mu_ (victims are moved out and released after).
+#include "tandem/detail/trace.hpp"
 #include "tandem/scenario/executor.hpp"
 
 #include <algorithm>
@@ -1026,6 +1027,7 @@ bool Executor::run_steps(const std::vector<Step>& steps, ThreadCtx& t) {
     const Step& st = steps[i];
     std::optional<std::string> code;
     std::string message;
+    TANDEM_TRACE("step %s: %s %s", st.path.c_str(), op_name(st.op), st.id.c_str());
     try {
       exec(st, t);
     } catch (const BodyEnded&) {
@@ -1096,6 +1098,10 @@ bool Executor::open_backend(RunResult& out) {
   co.conflict_policy = sc_.conflict_policy == ConflictPolicy::reject ? tandem::ConflictPolicy::reject
                                                                      : tandem::ConflictPolicy::order;
   ctx_ = Context::create(*device_, co);
+  // Before any step: on CUDA a kernel's first load waits for the kernels
+  // running on the device, which would let a long kernel finish (and
+  // retire) inside a later launch step and change what the steps observe.
+  kernels::load_catalog(*ctx_);
   return true;
 }
 

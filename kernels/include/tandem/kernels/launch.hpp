@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 
+#include "tandem/context.hpp"
 #include "tandem/kernels/catalog.hpp"
 #include "tandem/launch.hpp"
 
@@ -36,6 +37,11 @@ struct Arg {
 
 // The shape the catalog sees for a view (buffer: rank 1, stride 1).
 [[nodiscard]] ArgShape shape_of(const View& v) noexcept;
+
+// Sync: loads every catalog kernel into `ctx` (Context::load_kernel), so
+// that no later first launch waits for work running on the device (CUDA
+// loads modules lazily, and a load waits for running kernels).
+void load_catalog(const Context& ctx);
 
 LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
                     std::optional<driver::Dim3> grid = std::nullopt,

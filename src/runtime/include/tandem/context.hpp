@@ -20,6 +20,7 @@
 
 #include "tandem/detail/ref.hpp"
 #include "tandem/device.hpp"
+#include "tandem/driver/types.hpp"
 #include "tandem/stats.hpp"
 
 namespace tandem {
@@ -62,6 +63,14 @@ class Context {
   // retired or been quarantined (quarantined work never retires, so it counts
   // as settled), or until `timeout` passes: returns false then.
   bool wait_for_retirement(std::chrono::nanoseconds timeout) const;
+  // Sync: loads `symbol`'s module and entry point into this context now
+  // rather than at its first launch. On CUDA, modules and kernels load
+  // lazily, and a load waits for the kernels already running on the device:
+  // a first launch issued while a long kernel runs would block the caller
+  // until that kernel ends. Load what must overlap running work first (the
+  // scenario executor loads the whole catalog: kernels::load_catalog).
+  // Throws Error(unsupported | driver) as a launch of it would.
+  void load_kernel(const driver::KernelSymbol& symbol) const;
 
   explicit Context(detail::Ref<detail::ContextState> s) noexcept : s_(std::move(s)) {}
   [[nodiscard]] detail::ContextState* state() const noexcept { return s_.get(); }
