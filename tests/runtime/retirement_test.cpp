@@ -97,6 +97,28 @@ TEST_F(Retirement, DroppingEveryHandleWithWorkInFlightReturnsWithoutWaiting) {
   EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
 }
 
+// ContextOptions::measure_retirement_latency: each user submission's time
+// from the submit call to its retirement, recorded once; nothing otherwise.
+TEST_F(Retirement, RetireLatencyCoversSubmitToRetirementOnlyWhenAsked) {
+  EXPECT_EQ(env().ctx.retire_latency(), nullptr);
+  ContextOptions o;
+  o.measure_retirement_latency = true;
+  const Context ctx = Context::create(device(), o);
+  const Stream s = Stream::create(ctx);
+  const View x = allocate(s, DType::u32, 64);
+  Gate& g = gate();
+  const auto t0 = std::chrono::steady_clock::now();
+  const LaunchFuture f = fill(s, x, 3, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  const auto held = std::chrono::steady_clock::now() - t0;  // the kernel cannot have finished before
+  g.open();
+  ASSERT_TRUE(f.wait(kPatience));
+  const LatencyHistogram* h = ctx.retire_latency();
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->count(), 1U);
+  EXPECT_GE(h->max(), static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(held).count()));
+}
+
 TEST_F(Retirement, MemoryIsFreedOnlyAfterTheKernelCompletes) {
   Env e = env();
   settle();

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "element_codec.hpp"
-#include "latency_histogram.hpp"
+#include "tandem/latency_histogram.hpp"
 #include "sha256.hpp"
 #include "tandem/device.hpp"
 #include "tandem/scenario/executor.hpp"
@@ -58,6 +58,20 @@ TEST(ScenarioExecutor, ReportHasEveryFieldOfTheContract) {
   }
   EXPECT_EQ(j["throughput"]["launches"], 1);
   EXPECT_EQ(j["throughput"]["submissions"], 2);  // init upload + launch
+}
+
+// throughput.retire_latency_us comes from the runtime: one sample per
+// retired submission, and a spin's latency is at least its duration.
+TEST(ScenarioExecutor, RetireLatencyIsMeasuredForEveryRetiredSubmission) {
+  const RunResult r = run_text(R"("streams": ["s0"], "steps": [
+      {"op": "alloc", "id": "a", "dtype": "f32", "len": 64, "init": "zero"},
+      {"op": "launch", "model": "simt", "kernel": "spin", "stream": "s0", "args": {"x": "a"}, "scalars": {"ns": 20000000}},
+      {"op": "retire"}])");
+  const ojson& t = r.report["throughput"];
+  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(t["retire_latency_us"]["samples"], t["retired"]) << t.dump();
+  EXPECT_GE(t["retire_latency_us"]["max"].get<double>(), 20000.0) << t.dump();
+  EXPECT_GT(t["retire_latency_us"]["p50"].get<double>(), 0.0) << t.dump();
 }
 
 TEST(ScenarioExecutor, AFailedCheckFailsTheScenarioWithExitCode1AndTheRunContinues) {
@@ -285,13 +299,13 @@ TEST(ScenarioExecutorParts, Sha256OfKnownVectors) {
 }
 
 TEST(ScenarioExecutorParts, LatencyHistogramQuantilesWithinThreePercent) {
-  detail::LatencyHistogram h;
+  tandem::LatencyHistogram h;
   for (std::uint64_t v = 1; v <= 100000; ++v) h.record(v);
   EXPECT_EQ(h.count(), 100000U);
   EXPECT_EQ(h.max(), 100000U);
   EXPECT_NEAR(static_cast<double>(h.quantile(0.5)), 50000.0, 1500.0);
   EXPECT_NEAR(static_cast<double>(h.quantile(0.99)), 99000.0, 3000.0);
-  EXPECT_EQ(detail::LatencyHistogram{}.quantile(0.5), 0U);
+  EXPECT_EQ(tandem::LatencyHistogram{}.quantile(0.5), 0U);
 }
 
 TEST(ScenarioExecutorParts, ElementCodecWrapsIntegersAndRoundsHalves) {

@@ -9,9 +9,12 @@ namespace tandem {
 namespace {
 Context make(const Device& device, driver::ContextHandle borrowed, std::shared_ptr<void> keep_alive,
              const ContextOptions& options) {
-  return Context(detail::Ref<detail::ContextState>::adopt(detail::ContextState::create(
+  Context c(detail::Ref<detail::ContextState>::adopt(detail::ContextState::create(
       *device.platform().state(), device.ordinal(), borrowed, std::move(keep_alive),
       options.conflict_policy)));
+  // Before the context is shared: no submission can exist yet.
+  if (options.measure_retirement_latency) c.state()->retire_latency = std::make_unique<LatencyHistogram>();
+  return c;
 }
 }  // namespace
 
@@ -54,6 +57,8 @@ void Context::trim() const {
   s_->check(b.stream_synchronize(s_->handle, s_->free_stream), "waiting for the runtime's frees");
   s_->check(b.pool_trim(s_->handle, s_->pool, 0), "trimming the memory pool");
 }
+
+const LatencyHistogram* Context::retire_latency() const noexcept { return s_->retire_latency.get(); }
 
 void Context::load_kernel(const driver::KernelSymbol& symbol) const { (void)s_->function(symbol); }
 

@@ -86,6 +86,9 @@ struct ContextState {
   std::atomic<std::uint64_t> allocations_total{0};
   std::atomic<std::uint64_t> frees_total{0};
   ShardedCounter uniqueness_checks;
+  // Set once before the context is shared (Context::create); see
+  // ContextOptions::measure_retirement_latency.
+  std::unique_ptr<LatencyHistogram> retire_latency;
 
  private:
   ContextState(PlatformState& platform, int ordinal, std::uint64_t id, bool owned,

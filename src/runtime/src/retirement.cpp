@@ -405,6 +405,13 @@ void Retirement::settle(StreamState& s) {
   // more, so it keeps its `pending` state and goes straight back to the
   // pool with its event, and retiring it writes as little as possible to
   // what the submitting thread reuses.
+  if (LatencyHistogram* h = s.ctx->retire_latency.get()) {
+    const std::uint64_t now = Submission::now_ns();
+    for (const Outcome& o : outcomes_) {
+      const std::uint64_t t = o.sub->submitted_ns;
+      if (o.completed && t != 0 && o.sub->user_visible()) h->record(now > t ? now - t : 0);
+    }
+  }
   reuse_.clear();
   handed_off_.clear();
   for (const Outcome& o : outcomes_) {

@@ -172,6 +172,7 @@ driver::EventHandle StreamState::queue_marker(bool& queued_marker) {
     e = {};
   }
   m->kind = SubmissionKind::marker;
+  m->submitted_ns = 0;
   m->id = next_id(IdKind::submission);
   m->seq = next_seq++;
   m->stream = this;

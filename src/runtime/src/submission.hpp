@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 
@@ -75,6 +76,9 @@ struct alignas(64) Submission {
   // (stream_state.hpp). Part of this submission: if its completion is
   // unknown, so is the submission's.
   driver::EventHandle birth_mark;
+  // steady_clock ns at submit when the context measures retirement latency
+  // (ContextOptions::measure_retirement_latency), else 0.
+  std::uint64_t submitted_ns = 0;
   Submission* next = nullptr;      // the stream's pending queue / free list
   SmallVector<Lease, 3> leases;
   std::shared_ptr<void> keep_alive;  // host memory a transfer reads or writes
@@ -84,6 +88,11 @@ struct alignas(64) Submission {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
   [[nodiscard]] bool user_visible() const noexcept { return kind != SubmissionKind::marker; }
+  [[nodiscard]] static std::uint64_t now_ns() noexcept {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now().time_since_epoch())
+                                          .count());
+  }
 };
 
 }  // namespace tandem::detail

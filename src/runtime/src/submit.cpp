@@ -302,6 +302,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   }
   ContextState& ctx = *s.ctx;
   driver::Backend& b = ctx.backend();
+  const std::uint64_t submitted_ns = ctx.retire_latency ? Submission::now_ns() : 0;
   AccessRequest* a = spec.accesses;
   const std::uint32_t n = spec.access_count;
   sort_accesses(a, n);
@@ -341,6 +342,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
     throw;
   }
   sub->kind = spec.kind;
+  sub->submitted_ns = submitted_ns;
   sub->id = next_id(IdKind::submission);
   sub->seq = s.next_seq++;
   sub->stream = &s;

@@ -1097,7 +1097,9 @@ bool Executor::open_backend(RunResult& out) {
   ContextOptions co;
   co.conflict_policy = sc_.conflict_policy == ConflictPolicy::reject ? tandem::ConflictPolicy::reject
                                                                      : tandem::ConflictPolicy::order;
+  co.measure_retirement_latency = true;  // the report's retire_latency_us
   ctx_ = Context::create(*device_, co);
+  rec_.retire_ns = ctx_->retire_latency();
   // Before any step: on CUDA a kernel's first load waits for the kernels
   // running on the device, which would let a long kernel finish (and
   // retire) inside a later launch step and change what the steps observe.

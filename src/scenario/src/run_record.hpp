@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "latency_histogram.hpp"
+#include "tandem/latency_histogram.hpp"
 
 namespace tandem::scenario::detail {
 

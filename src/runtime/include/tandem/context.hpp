@@ -21,6 +21,7 @@
 #include "tandem/detail/ref.hpp"
 #include "tandem/device.hpp"
 #include "tandem/driver/types.hpp"
+#include "tandem/latency_histogram.hpp"
 #include "tandem/stats.hpp"
 
 namespace tandem {
@@ -35,6 +36,10 @@ enum class ConflictPolicy : std::uint8_t { order, reject };
 
 struct ContextOptions {
   ConflictPolicy conflict_policy = ConflictPolicy::order;
+  // Timestamp every submission and record, at its retirement, how long it
+  // took from the submit call to the release of its leases (kernel time
+  // included) in retire_latency(). Costs a clock read per submission.
+  bool measure_retirement_latency = false;
 };
 
 class Context {
@@ -71,6 +76,10 @@ class Context {
   // scenario executor loads the whole catalog: kernels::load_catalog).
   // Throws Error(unsupported | driver) as a launch of it would.
   void load_kernel(const driver::KernelSymbol& symbol) const;
+  // Submit-to-retirement latency of this context's submissions (not the
+  // runtime's internal markers), or null unless the context was created with
+  // measure_retirement_latency. Written by retirement; lock-free reads.
+  [[nodiscard]] const LatencyHistogram* retire_latency() const noexcept;
 
   explicit Context(detail::Ref<detail::ContextState> s) noexcept : s_(std::move(s)) {}
   [[nodiscard]] detail::ContextState* state() const noexcept { return s_.get(); }

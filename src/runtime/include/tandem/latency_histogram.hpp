@@ -1,6 +1,7 @@
-// latency_histogram.hpp — a lock-free log-linear histogram of durations.
+// tandem/latency_histogram.hpp — a lock-free log-linear histogram of
+// durations (submit cost, retirement latency).
 //
-// Every submission of a run lands here (threads included), so it must not
+// Every submission of a run may land here (threads included), so it must not
 // grow with the run: 32 sub-buckets per power of two give percentiles
 // within ~3 % in fixed memory, and recording is one relaxed atomic add.
 #pragma once
@@ -11,7 +12,7 @@
 #include <bit>
 #include <cstdint>
 
-namespace tandem::scenario::detail {
+namespace tandem {
 
 class LatencyHistogram {
  public:
@@ -63,4 +64,4 @@ class LatencyHistogram {
   std::atomic<std::uint64_t> max_{0};
 };
 
-}  // namespace tandem::scenario::detail
+}  // namespace tandem
