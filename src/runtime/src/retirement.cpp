@@ -24,21 +24,29 @@ using Clock = std::chrono::steady_clock;
 // 2 µs slows a raw launch loop by a fifth on the H200), and each retirement
 // pulls cache lines the submitters use next. After kSpinWhilePending
 // without progress, sleep from kMinSleep doubling up to kMaxSleep.
-// TANDEM_RETIRE_GAP_US="latency,throughput" overrides the two gaps (tuning).
+// TANDEM_RETIRE_GAP_US="latency,throughput[,longest_spin]" overrides the
+// two gaps and the longest gap spun out (tuning; empty parts keep defaults).
 std::chrono::microseconds gap_from_env(int which, std::chrono::microseconds fallback) {
   const char* v = std::getenv("TANDEM_RETIRE_GAP_US");
   if (!v) return fallback;
-  const std::string text(v);
-  const auto comma = text.find(',');
-  const std::string part = which == 0 ? text.substr(0, comma) : (comma == std::string::npos ? "" : text.substr(comma + 1));
-  return part.empty() ? fallback : std::chrono::microseconds(std::stoll(part));
+  std::string part(v);
+  for (int i = 0; i < which; ++i) {
+    const auto comma = part.find(',');
+    part = comma == std::string::npos ? std::string() : part.substr(comma + 1);
+  }
+  part = part.substr(0, part.find(','));
+  try {
+    return part.empty() ? fallback : std::chrono::microseconds(std::stoll(part));
+  } catch (const std::exception&) {
+    return fallback;  // a tuning knob: a typo keeps the default rather than ending the process
+  }
 }
 const auto kLatencyGap = gap_from_env(0, std::chrono::microseconds(2));
 const auto kThroughputGap = gap_from_env(1, std::chrono::microseconds(64));
 // Gaps up to this are spun out: a timed sleep in a virtual machine may
 // oversleep by far more than the gap, and queues then grow deep enough to
 // need fresh records and events.
-constexpr auto kLongestSpin = std::chrono::microseconds(100);
+const auto kLongestSpin = gap_from_env(2, std::chrono::microseconds(100));
 constexpr std::uint32_t kShallowQueue = 4;
 constexpr auto kSpinWhilePending = std::chrono::microseconds(200);
 constexpr auto kMinSleep = std::chrono::microseconds(20);
