@@ -37,6 +37,16 @@ class Ratio:
         self.better = better or ("higher" if op == ">=" else "lower")
 
 
+class Paired:
+    """tracked / raw measured in alternation inside one benchmark (bench/paired_bench.cpp): the
+    median of per-pair ratios, counter `ratio`; the raw and tracked medians are its counters."""
+
+    def __init__(self, key, title, bench, raw, tracked, metric, op=None, target=None):
+        self.key, self.title, self.bench, self.raw_counter, self.tracked_counter = key, title, bench, raw, tracked
+        self.metric, self.op, self.target = metric, op, target
+        self.better = "higher" if op == ">=" else "lower"
+
+
 class Absolute:
     """One figure against a fixed target."""
 
@@ -48,10 +58,14 @@ class Absolute:
 THREADS = (1, 2, 4, 8)
 
 RATIOS = [
-    Ratio("launch_simt", "SIMT launch, 1 read + 1 write view, future dropped",
-          "BM_TrackedSimtLaunch", "BM_RawLaunch", TIME, "<=", 1.10),
-    Ratio("launch_tile", "Tile launch, 1 read + 1 write view, future dropped",
-          "BM_TrackedTileLaunch", "BM_RawTileLaunch", TIME, "<=", 1.10),
+    Paired("launch_simt_paired", "SIMT launch, 1 read + 1 write view, future dropped (paired)",
+           "BM_PairedSimtLaunch", "raw_ns", "tracked_ns", "time_ns", "<=", 1.10),
+    Paired("launch_tile_paired", "Tile launch, 1 read + 1 write view, future dropped (paired)",
+           "BM_PairedTileLaunch", "raw_ns", "tracked_ns", "time_ns", "<=", 1.10),
+    Ratio("launch_simt", "SIMT launch, separate medians",
+          "BM_TrackedSimtLaunch", "BM_RawLaunch"),
+    Ratio("launch_tile", "Tile launch, separate medians",
+          "BM_TrackedTileLaunch", "BM_RawTileLaunch"),
     Ratio("launch_simt_catalog", "SIMT launch via kernels::launch (checks + packing per call)",
           "BM_CatalogSimtLaunch", "BM_RawLaunch"),
     Ratio("launch_tile_catalog", "Tile launch via kernels::launch (checks + packing per call)",
@@ -61,8 +75,13 @@ RATIOS = [
     Ratio("alloc_free", "allocate + free, 1 MiB, vs cuMemAllocAsync + cuMemFreeAsync",
           "BM_TrackedAllocFree", "BM_RawAllocFree", TIME, "<=", 1.25),
 ] + [
-    Ratio(f"threads_{k}", f"{k} host thread{'s' if k > 1 else ''}, own streams: aggregate launches/s",
-          f"BM_TrackedLaunchThreads/{k}", f"BM_RawLaunchThreads/{k}", "launches_per_s", ">=", 0.9)
+    Paired(f"threads_{k}_paired", f"{k} host thread{'s' if k > 1 else ''}, own streams: aggregate launches/s (paired)",
+           f"BM_PairedLaunchThreads/{k}", "raw_launches_per_s", "tracked_launches_per_s", "launches_per_s",
+           ">=", 0.9)
+    for k in THREADS
+] + [
+    Ratio(f"threads_{k}", f"{k} host thread{'s' if k > 1 else ''}, own streams: separate medians",
+          f"BM_TrackedLaunchThreads/{k}", f"BM_RawLaunchThreads/{k}", "launches_per_s")
     for k in THREADS
 ] + [
     Ratio(f"threads_{k}_loaded", f"{k} host thread{'s' if k > 1 else ''}, loaded: aggregate launches/s",
@@ -139,7 +158,31 @@ def figure_entry(fig):
     return out
 
 
+def paired_entry(r, figures):
+    f = figures.get(r.bench)
+    e = {"title": r.title, "tracked": r.bench, "raw": r.bench, "metric": r.metric, "better": r.better,
+         "target": f"{r.op} {r.target}" if r.op else None, "paired": True}
+    value = tv = wv = None
+    why = None
+    if f is None:
+        why = f"{r.bench} not in this run"
+    elif f.error:
+        why = f"{r.bench}: {f.error}"
+    else:
+        value, tv, wv = f.median("ratio"), f.median(r.tracked_counter), f.median(r.raw_counter)
+        if value is None:
+            why = f.label or f"{r.bench} reports no ratio"
+    e.update({"tracked_value": clean(tv), "raw_value": clean(wv), "value": clean(value),
+              "noise": clean(f.cv("ratio")) if value is not None else None,
+              "status": judge(value, r.op, r.target)})
+    if why:
+        e["why"] = why
+    return e
+
+
 def ratio_entry(r, figures):
+    if isinstance(r, Paired):
+        return paired_entry(r, figures)
     t, w = figures.get(r.tracked), figures.get(r.raw)
     e = {"title": r.title, "tracked": r.tracked, "raw": r.raw,
          "metric": "time_ns" if r.metric == TIME else r.metric, "better": r.better,
@@ -287,7 +330,9 @@ def markdown(doc):
     lines.append("")
     lines.append(f"Driver {d.get('driver') or '?'}, backend {d.get('backend') or '?'}, git {doc['git'][:12]}, "
                  f"{doc.get('date') or '?'}; {doc['host'].get('cpus')} CPUs. Ratios pair two benchmarks of "
-                 "this one run (medians of the repetitions); absolute figures move by up to 25 % between runs.")
+                 "this one run (medians of the repetitions), or, marked (paired), raw and tracked segments "
+                 "measured in alternation inside one benchmark (the median of the pair ratios: the VM's drift "
+                 "cancels); absolute figures move by up to 25 % between runs.")
     if d.get("backend") == "sim":
         lines += ["", "**Simulated device: these figures measure the simulator, not tandem on a GPU.**"]
     if d.get("error"):

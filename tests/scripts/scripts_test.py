@@ -153,13 +153,19 @@ class BenchReportTest(TempDir):
         self.assertEqual(doc["device"]["name"], "NVIDIA H200")
         launch = doc["ratios"]["launch_simt"]
         self.assertAlmostEqual(launch["value"], 4300 / 4000)
-        self.assertEqual(launch["status"], "pass")  # <= 1.10
+        self.assertEqual(launch["status"], "info")  # separate medians: shown, not judged
+        paired = doc["ratios"]["launch_simt_paired"]
+        self.assertAlmostEqual(paired["value"], 1.05)  # the median of the per-run pair ratios
+        self.assertEqual(paired["raw_value"], 4000)
+        self.assertEqual(paired["tracked_value"], 4200)
+        self.assertEqual(paired["status"], "pass")  # <= 1.10
+        self.assertEqual(doc["ratios"]["launch_tile_paired"]["status"], "absent")
         rt = doc["ratios"]["round_trip_p50"]
         self.assertAlmostEqual(rt["value"], 14.0 / 8.8)
         self.assertEqual(doc["absolute"]["round_trip_p99_us"]["value"], 22.0)
-        self.assertEqual(doc["ratios"]["threads_4"]["status"], "absent")  # no raw threads figure
+        self.assertEqual(doc["ratios"]["threads_4_paired"]["status"], "absent")  # no paired threads figure
         self.assertEqual(doc["absolute"]["per_lease_bytes"]["status"], "absent")
-        self.assertIn("| SIMT launch, 1 read + 1 write view, future dropped |", md)
+        self.assertIn("| SIMT launch, 1 read + 1 write view, future dropped (paired) |", md)
         self.assertEqual(doc["leaks"], [])
 
     def test_identical_bench_json_compares_clean_and_a_leak_shows(self):
@@ -181,7 +187,7 @@ class BenchReportTest(TempDir):
         self.assertEqual(r.returncode, 0, r.stderr)
         r = compare(base, new)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertIn("ratios.launch_simt", r.stdout)
+        self.assertIn("ratios.launch_simt_paired", r.stdout)
         self.assertIn("target pass -> miss", r.stdout)
 
 

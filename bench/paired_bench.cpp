@@ -1,0 +1,151 @@
+// Raw and tracked launches measured in alternation, so that each ratio
+// pairs two figures taken a few milliseconds apart. The lent H200 is a VM
+// whose launch cost drifts by up to a third between runs and within one
+// (two medians of BM_RawLaunch and BM_TrackedSimtLaunch taken seconds
+// apart gave 1.10× in one run and 1.34× in the next, same build): a ratio
+// of separately taken medians measures the drift as much as tandem. Here
+// every pair is raw then tracked or tracked then raw (alternating, so order
+// effects cancel), each segment starts from an idle runtime (drained,
+// retirement asleep), and the figure is the median of the pair ratios.
+//
+//   BM_PairedSimtLaunch / BM_PairedTileLaunch   counters ratio, raw_ns, tracked_ns
+//   BM_PairedLaunchThreads/K                    counters ratio (tracked / raw launches/s)
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_env.hpp"
+#include "lanes.hpp"
+#include "prepared_launch.hpp"
+
+namespace tandem_bench {
+
+namespace {
+
+const std::int64_t kPairs = scaled(31);
+const std::int64_t kSegment = scaled(2000);          // launches per segment
+const std::int64_t kThreadPairs = scaled(9);
+const std::int64_t kPerThread = scaled(10000);
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Between segments, untimed: the device idle, every submission retired, and
+// the retirement thread past its idle spin (asleep), as before either kind.
+void settle(const Env& e) {
+  e.drain();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
+void paired_launch(benchmark::State& st, KernelKind kind) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  const RawDriver* d = e->raw_or_skip(st);
+  if (d == nullptr) return;
+  guarded(st, [&] {
+    PreparedLaunch k(*e, e->stream, kind);
+    const LeakWatch leaks(*e);
+    auto raw_segment = [&] {
+      const auto t0 = Clock::now();
+      for (std::int64_t i = 0; i < kSegment; ++i) k.raw(*d);
+      return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(kSegment);
+    };
+    auto tracked_segment = [&] {
+      const auto t0 = Clock::now();
+      for (std::int64_t i = 0; i < kSegment; ++i) (void)k.tracked();
+      return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(kSegment);
+    };
+    std::vector<double> ratios, raws, trackeds;
+    double total = 0;
+    for (auto _ : st) {
+      for (std::int64_t p = 0; p < kPairs; ++p) {
+        double raw = 0, tracked = 0;
+        settle(*e);
+        if (p % 2 == 0) {
+          raw = raw_segment();
+          settle(*e);
+          tracked = tracked_segment();
+        } else {
+          tracked = tracked_segment();
+          settle(*e);
+          raw = raw_segment();
+        }
+        ratios.push_back(tracked / raw);
+        raws.push_back(raw);
+        trackeds.push_back(tracked);
+        total += (raw + tracked) * static_cast<double>(kSegment) * 1e-9;
+      }
+      st.SetIterationTime(total);
+    }
+    settle(*e);
+    st.counters["ratio"] = median(ratios);
+    st.counters["raw_ns"] = median(raws);
+    st.counters["tracked_ns"] = median(trackeds);
+    st.counters["pairs"] = static_cast<double>(ratios.size());
+    leaks.report(st);
+  });
+}
+
+void BM_PairedSimtLaunch(benchmark::State& st) { paired_launch(st, KernelKind::simt_copy); }
+void BM_PairedTileLaunch(benchmark::State& st) { paired_launch(st, KernelKind::tile_copy); }
+
+void BM_PairedLaunchThreads(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr || e->raw_or_skip(st) == nullptr) return;
+  const int threads = static_cast<int>(st.range(0));
+  guarded(st, [&] {
+    const LeakWatch leaks(*e);
+    std::vector<double> ratios, raws, trackeds;
+    double total = 0;
+    for (auto _ : st) {
+      for (std::int64_t p = 0; p < kThreadPairs; ++p) {
+        LaneRun raw, tracked;
+        settle(*e);
+        if (p % 2 == 0) {
+          raw = run_lanes(*e, threads, kPerThread, false);
+          settle(*e);
+          tracked = run_lanes(*e, threads, kPerThread, true);
+        } else {
+          tracked = run_lanes(*e, threads, kPerThread, true);
+          settle(*e);
+          raw = run_lanes(*e, threads, kPerThread, false);
+        }
+        if (!raw.error.empty()) throw std::runtime_error(raw.error);
+        if (!tracked.error.empty()) throw std::runtime_error(tracked.error);
+        ratios.push_back(tracked.launches_per_s / raw.launches_per_s);
+        raws.push_back(raw.launches_per_s);
+        trackeds.push_back(tracked.launches_per_s);
+        total += raw.seconds + tracked.seconds;
+      }
+      st.SetIterationTime(total);
+    }
+    settle(*e);
+    st.counters["ratio"] = median(ratios);
+    st.counters["raw_launches_per_s"] = median(raws);
+    st.counters["tracked_launches_per_s"] = median(trackeds);
+    st.counters["pairs"] = static_cast<double>(ratios.size());
+    st.counters["threads"] = threads;
+    leaks.report(st);
+  });
+}
+
+}  // namespace
+
+void register_paired_benchmarks() {
+  for (auto [name, fn] : {std::pair{"BM_PairedSimtLaunch", &BM_PairedSimtLaunch},
+                          std::pair{"BM_PairedTileLaunch", &BM_PairedTileLaunch}}) {
+    benchmark::RegisterBenchmark(name, fn)->Iterations(1)->UseManualTime();
+  }
+  benchmark::RegisterBenchmark("BM_PairedLaunchThreads", BM_PairedLaunchThreads)
+      ->RangeMultiplier(2)
+      ->Range(1, kMaxLanes)
+      ->Iterations(1)
+      ->UseManualTime();
+}
+
+}  // namespace tandem_bench
