@@ -364,5 +364,24 @@ TEST_F(CudaFakeDriverTest, CaptureInstantiatesAndDropsTheTemplate) {
   EXPECT_CU_OK(b().mem_free(ctx_, buf));
 }
 
+// The fake implements none of the peer-access entry points: a driver that
+// lacks them still loads (they are optional), and the calls that need them
+// say so instead of crashing on a null pointer.
+TEST_F(CudaFakeDriverTest, PeerAccessEntryPointsAreOptional) {
+  EXPECT_EQ(fake_.requested_version("cuDeviceCanAccessPeer"), 4000);
+  EXPECT_EQ(fake_.requested_version("cuCtxEnablePeerAccess"), 4000);
+  EXPECT_EQ(fake_.requested_version("cuMemPoolSetAccess"), 11020);
+  bool can = true;
+  const Result r = b().device_can_access_peer(0, 1, can);
+  EXPECT_EQ(r.status, Status::not_supported);
+  EXPECT_FALSE(can);
+  EXPECT_NE(b().describe(r).find("cuDeviceCanAccessPeer"), std::string::npos) << b().describe(r);
+  EXPECT_EQ(b().context_enable_peer_access(ctx_, ctx_).status, Status::not_supported);
+  PoolHandle pool;
+  ASSERT_TRUE(b().pool_create(ctx_, pool).ok());
+  EXPECT_EQ(b().pool_grant_access(ctx_, pool, 1).status, Status::not_supported);
+  EXPECT_TRUE(b().pool_destroy(ctx_, pool).ok());
+}
+
 }  // namespace
 }  // namespace tandem::driver

@@ -973,3 +973,87 @@ TEST_F(SimBackendTest, PrimaryContextIsReferenceCounted) {
 
 }  // namespace
 }  // namespace tandem::driver
+
+// --- several devices (issue #6) ----------------------------------------------------
+
+namespace tandem::driver {
+namespace {
+
+class SimTwoDevices : public SimBackendTest {
+ protected:
+  void SetUp() override {
+    SimConfig cfg;
+    cfg.devices = 2;
+    cfg.memory_bytes = std::size_t{1} << 20;
+    make_backend(cfg);
+    ASSERT_TRUE(Ok(*sim_, sim_->primary_context_retain(1, ctx1_)));
+  }
+  ContextHandle ctx1_;
+};
+
+TEST_F(SimTwoDevices, EachDeviceHasItsOwnFreeMemory) {
+  std::size_t free0 = 0, free1 = 0, total = 0;
+  const DevicePtr p = alloc(4096);  // device 0
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_info(ctx_, free0, total)));
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_info(ctx1_, free1, total)));
+  EXPECT_EQ(free0 + 4096, total);
+  EXPECT_EQ(free1, total);
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_free(ctx_, p)));
+}
+
+TEST_F(SimTwoDevices, PeerAccessIsReportedAndNeverToItself) {
+  bool can = true;
+  ASSERT_TRUE(Ok(*sim_, sim_->device_can_access_peer(0, 0, can)));
+  EXPECT_FALSE(can);
+  ASSERT_TRUE(Ok(*sim_, sim_->device_can_access_peer(0, 1, can)));
+  EXPECT_TRUE(can);
+  EXPECT_EQ(sim_->device_can_access_peer(0, 2, can).status, Status::invalid_value);
+  EXPECT_EQ(sim_->context_enable_peer_access(ctx_, ctx_).status, Status::invalid_value);
+}
+
+TEST_F(SimTwoDevices, CopyAcrossDevicesNeedsPeerAccessAndAPoolGrant) {
+  StreamHandle s = stream();  // device 0
+  PoolHandle pool1;
+  ASSERT_TRUE(Ok(*sim_, sim_->pool_create(ctx1_, pool1)));
+  StreamHandle s1;
+  ASSERT_TRUE(Ok(*sim_, sim_->stream_create(ctx1_, s1)));
+  DevicePtr remote = 0;  // pool memory of device 1
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_alloc_async(ctx1_, pool1, 64, s1, remote)));
+  const DevicePtr local = upload_ints(s, std::vector<std::int32_t>(16, 4));
+
+  EXPECT_EQ(sim_->memcpy_async(ctx_, remote, local, 64, s).status, Status::not_permitted);
+  EXPECT_NE(sim_->describe(sim_->memcpy_async(ctx_, remote, local, 64, s)).find("peer access"), std::string::npos);
+  ASSERT_TRUE(Ok(*sim_, sim_->context_enable_peer_access(ctx_, ctx1_)));
+  ASSERT_TRUE(Ok(*sim_, sim_->context_enable_peer_access(ctx_, ctx1_)));  // already enabled: ok
+  EXPECT_EQ(sim_->memcpy_async(ctx_, remote, local, 64, s).status, Status::not_permitted)
+      << "pool memory of device 1 needs its pool's grant too";
+  ASSERT_TRUE(Ok(*sim_, sim_->pool_grant_access(ctx1_, pool1, 0)));
+  ASSERT_TRUE(Ok(*sim_, sim_->memcpy_async(ctx_, remote, local, 64, s)));
+  sync(s);
+  std::vector<std::int32_t> out(16);
+  ASSERT_TRUE(Ok(*sim_, sim_->download_async(ctx1_, out.data(), remote, 64, s1)));
+  ASSERT_TRUE(Ok(*sim_, sim_->stream_synchronize(ctx1_, s1)));
+  EXPECT_EQ(out, std::vector<std::int32_t>(16, 4));
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_free_async(ctx1_, remote, s1)));
+  ASSERT_TRUE(Ok(*sim_, sim_->stream_synchronize(ctx1_, s1)));
+}
+
+TEST_F(SimTwoDevices, AStreamWaitsForAnEventOfAnotherDevice) {
+  StreamHandle s0 = stream();
+  StreamHandle s1;
+  ASSERT_TRUE(Ok(*sim_, sim_->stream_create(ctx1_, s1)));
+  EventHandle e = event();  // of device 0
+  ASSERT_TRUE(Ok(*sim_, launch(kGate, s0, {&arg_})));
+  ASSERT_TRUE(Ok(*sim_, sim_->event_record(ctx_, e, s0)));
+  ASSERT_TRUE(Ok(*sim_, sim_->stream_wait_event(ctx1_, s1, e)));
+  EventHandle after;
+  ASSERT_TRUE(Ok(*sim_, sim_->event_create(ctx1_, after)));
+  ASSERT_TRUE(Ok(*sim_, sim_->event_record(ctx1_, after, s1)));
+  ASSERT_TRUE(probe_.gate.wait_arrivals(1));
+  EXPECT_EQ(sim_->event_query(ctx1_, after).status, Status::not_ready);
+  probe_.gate.open();
+  ASSERT_TRUE(Ok(*sim_, sim_->event_synchronize(ctx1_, after)));
+}
+
+}  // namespace
+}  // namespace tandem::driver

@@ -328,3 +328,48 @@ TEST(ScenarioExecutorParts, ElementCodecWrapsIntegersAndRoundsHalves) {
 
 }  // namespace
 }  // namespace tandem::scenario
+
+namespace tandem::scenario {
+namespace {
+
+TEST(ScenarioExecutor, ASimPresentsEveryDeviceTheScenarioUsesAndReportsVramPerDevice) {
+  const RunResult r = run_text(R"("streams": ["s0", {"name": "g2", "device": 2}], "steps": [
+      {"op": "vram", "mark": true},
+      {"op": "alloc", "id": "a", "dtype": "f32", "len": 1024, "init": "iota", "stream": "g2"},
+      {"op": "vram", "check": true, "device": 0, "tolerance_bytes": 0},
+      {"op": "drop", "id": "a"},
+      {"op": "vram", "check": true, "tolerance_bytes": 0}])");
+  const ojson& j = r.report;
+  EXPECT_EQ(r.exit_code, 0) << j.dump(2);
+  ASSERT_TRUE(j["vram"].contains("devices")) << j["vram"].dump();
+  ASSERT_EQ(j["vram"]["devices"].size(), 2U);
+  EXPECT_EQ(j["vram"]["devices"][0]["device"], 0);
+  EXPECT_EQ(j["vram"]["devices"][1]["device"], 2);
+  EXPECT_EQ(j["vram"]["devices"][1]["checked"], true);
+  const ojson* c = find_check(j, "steps[2]");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["actual"]["device"], 0);
+}
+
+TEST(ScenarioExecutor, OneDeviceReportsNoPerDeviceVram) {
+  const RunResult r = run_text(R"("streams": ["s0"], "steps": [{"op": "vram", "mark": true}, {"op": "vram", "check": true}])");
+  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_FALSE(r.report["vram"].contains("devices"));
+}
+
+TEST(ScenarioExecutor, MixingDevicesIsDeviceMismatchUntilPeerAccessAllowsCopies) {
+  const RunResult r = run_text(R"("conflict_policy": "reject", "streams": ["s0", {"name": "g1", "device": 1}], "steps": [
+      {"op": "alloc", "id": "a", "dtype": "u32", "len": 16, "init": "iota"},
+      {"op": "alloc", "id": "b", "dtype": "u32", "len": 16, "init": "zero", "stream": "g1"},
+      {"op": "wait", "all": true},
+      {"op": "copy", "src": "a", "dst": "b", "stream": "s0", "expect_error": "device_mismatch"},
+      {"op": "launch", "model": "simt", "kernel": "fill", "stream": "g1", "args": {"out": "a"}, "scalars": {"value": 1}, "expect_error": "device_mismatch"},
+      {"op": "peer_access", "devices": [0, 1]},
+      {"op": "copy", "src": "a", "dst": "b", "stream": "s0"},
+      {"op": "check", "what": "contents", "of": "b", "equals": {"iota": {"start": 0, "step": 1}}}])");
+  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.report["violations"].size(), 0U);
+}
+
+}  // namespace
+}  // namespace tandem::scenario

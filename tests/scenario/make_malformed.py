@@ -219,6 +219,17 @@ doc("sim_fault_extra_field", setk("sim", "faults", value=[{"kind": "alloc_fail",
 doc("sim_fault_not_object", setk("sim", "faults", value=["alloc_fail"]), "sim.faults[0]", "fault object")
 doc("null_everywhere", setk("steps", value=None), "steps", "found null")
 doc("many_errors", lambda d: d.update({"repeat": -1, "device": "x", "backend": 1}), "repeat", "integer")
+# --- several devices (extension): stream objects, peer_access, vram device
+doc("stream_object_negative_device", setk("streams", 1, value={"name": "s1", "device": -1}), "streams[1].device", "integer")
+doc("stream_object_device_string", setk("streams", 1, value={"name": "s1", "device": "1"}), "streams[1].device", "found string")
+doc("stream_object_device_too_big", setk("streams", 1, value={"name": "s1", "device": 5000}), "streams[1].device", "integer in [0, 1024]")
+doc("stream_object_missing_name", setk("streams", 1, value={"device": 1}), "streams[1].name", "missing required field")
+doc("stream_object_unknown_key", setk("streams", 1, value={"name": "s1", "gpu": 1}), "streams[1].gpu", "unknown stream field")
+doc("peer_access_one_device", step({"op": "peer_access", "devices": [0]}), "steps[0].devices", "two device ordinals")
+doc("peer_access_same_device", step({"op": "peer_access", "devices": [1, 1]}), "steps[0].devices", "two different devices")
+doc("peer_access_bad_ordinal", step({"op": "peer_access", "devices": [0, -1]}), "steps[0].devices[1]", "integer")
+doc("peer_access_missing_devices", step({"op": "peer_access"}), "steps[0].devices", "missing required field")
+doc("vram_bad_device", step({"op": "vram", "mark": True, "device": -2}), "steps[0].device", "integer")
 
 if __name__ == "__main__":
     shutil.rmtree(OUT, ignore_errors=True)

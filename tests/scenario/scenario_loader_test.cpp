@@ -142,3 +142,30 @@ TEST(ScenarioLoader, LoadThrowsScenarioError) {
     EXPECT_NE(std::string(e.what()).find("did you mean 'streams'"), std::string::npos) << e.what();
   }
 }
+
+namespace {
+
+TEST(ScenarioLoader, StreamsMayNameTheirDeviceAndPlainNamesKeepTheScenarioDevice) {
+  const auto sc = ts::load((data_dir() / "valid" / "07_multi_device.json").string());
+  ASSERT_EQ(sc.streams.size(), 3u);
+  EXPECT_EQ(sc.streams[1], "g0b");
+  EXPECT_EQ(sc.stream_devices.at("s0"), 0u);
+  EXPECT_EQ(sc.stream_devices.at("g0b"), 0u);
+  EXPECT_EQ(sc.stream_devices.at("g1"), 1u);
+  EXPECT_EQ(sc.devices, (std::set<std::uint32_t>{0, 1}));
+  const auto& peer = sc.steps.at(2);
+  EXPECT_EQ(peer.op, ts::Op::peer_access);
+  EXPECT_EQ(peer.peer_devices[0], 0u);
+  EXPECT_EQ(peer.peer_devices[1], 1u);
+  EXPECT_FALSE(sc.steps.at(0).device.has_value());
+  ASSERT_TRUE(sc.steps.at(1).device.has_value());
+  EXPECT_EQ(*sc.steps.at(1).device, 1u);
+  // A plain name follows the top-level `device`.
+  const auto one = ts::load_text(R"({"format": "tandem.scenario/1", "device": 3, "streams": ["a", {"name": "b", "device": 0}],
+      "steps": [{"op": "peer_access", "devices": [3, 5]}]})", "x.json");
+  EXPECT_EQ(one.stream_devices.at("a"), 3u);
+  EXPECT_EQ(one.stream_devices.at("b"), 0u);
+  EXPECT_EQ(one.devices, (std::set<std::uint32_t>{0, 3, 5}));
+}
+
+}  // namespace

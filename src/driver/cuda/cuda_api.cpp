@@ -18,6 +18,7 @@ namespace tandem::driver::cuda {
   static_assert(std::is_same_v<PFN_##name##_v##abi, decltype(&(name))>, \
                 #name ": PFN_" #name "_v" #abi " is not the ABI cuda.h declares");
 TANDEM_CUDA_ENTRY_POINTS(TANDEM_CUDA_CHECK_ABI)
+TANDEM_CUDA_OPTIONAL_ENTRY_POINTS(TANDEM_CUDA_CHECK_ABI)
 #undef TANDEM_CUDA_CHECK_ABI
 
 namespace {
@@ -105,6 +106,15 @@ bool load_cuda_api(CudaApi& api, std::string& why) {
   if (!resolve(get_proc, api, #name, abi, api.name, why)) return false;
   TANDEM_CUDA_ENTRY_POINTS(TANDEM_CUDA_RESOLVE_ENTRY)
 #undef TANDEM_CUDA_RESOLVE_ENTRY
+  // Optional: a failed lookup leaves the member null (its calls answer
+  // not_supported); it does not stop the backend from loading.
+  std::string optional_why;
+#define TANDEM_CUDA_RESOLVE_OPTIONAL(name, abi)                            \
+  if (!resolve(get_proc, api, #name, abi, api.name, optional_why)) { \
+    api.name = nullptr;                                                    \
+  }
+  TANDEM_CUDA_OPTIONAL_ENTRY_POINTS(TANDEM_CUDA_RESOLVE_OPTIONAL)
+#undef TANDEM_CUDA_RESOLVE_OPTIONAL
   return true;
 }
 

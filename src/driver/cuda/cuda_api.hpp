@@ -99,6 +99,13 @@
   X(cuGraphLaunch, 10000)               \
   X(cuGraphExecDestroy, 10000)
 
+// Entry points tandem can do without: a driver lacking them still loads, and
+// the calls that need them answer not_supported (multi-GPU peer access).
+#define TANDEM_CUDA_OPTIONAL_ENTRY_POINTS(X) \
+  X(cuDeviceCanAccessPeer, 4000)             \
+  X(cuCtxEnablePeerAccess, 4000)             \
+  X(cuMemPoolSetAccess, 11020)
+
 namespace tandem::driver::cuda {
 
 // The resolved function table. Member names go through cuda.h's renaming
@@ -108,6 +115,7 @@ namespace tandem::driver::cuda {
 struct CudaApi {
 #define TANDEM_CUDA_DECLARE_ENTRY(name, abi) PFN_##name##_v##abi name = nullptr;
   TANDEM_CUDA_ENTRY_POINTS(TANDEM_CUDA_DECLARE_ENTRY)
+  TANDEM_CUDA_OPTIONAL_ENTRY_POINTS(TANDEM_CUDA_DECLARE_ENTRY)  // null when the driver lacks them
 #undef TANDEM_CUDA_DECLARE_ENTRY
 };
 

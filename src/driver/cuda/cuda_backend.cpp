@@ -160,6 +160,11 @@ class CudaBackend final : public Backend {
     return current_ordinal(ordinal);
   }
 
+  // --- peer access ---
+  Result device_can_access_peer(int ordinal, int peer, bool& out) noexcept override;
+  Result context_enable_peer_access(ContextHandle ctx, ContextHandle peer) noexcept override;
+  Result pool_grant_access(ContextHandle ctx, PoolHandle p, int peer) noexcept override;
+
   // --- streams ---
   Result stream_create(ContextHandle ctx, StreamHandle& out) noexcept override {
     TANDEM_TRY(bind_checked(ctx));
@@ -348,6 +353,54 @@ std::string CudaBackend::describe(const Result& r) const {
     return api + " failed: " + status_name(r.status);
   }
   return api + " failed: " + error_text(api_, r.raw);
+}
+
+// --- peer access --------------------------------------------------------------------
+// The three entry points are optional (cuda_api.hpp): a driver without them
+// answers not_supported here instead of failing to load.
+
+Result CudaBackend::device_can_access_peer(int ordinal, int peer, bool& out) noexcept {
+  out = false;
+  if (api_.cuDeviceCanAccessPeer == nullptr) {
+    return Result{Status::not_supported, CUDA_ERROR_NOT_SUPPORTED, "cuDeviceCanAccessPeer"};
+  }
+  if (ordinal == peer) {
+    return kOk;  // the driver answers 0 too; no call needed
+  }
+  CUdevice dev = 0;
+  CUdevice peer_dev = 0;
+  TANDEM_TRY(device_of(ordinal, dev));
+  TANDEM_TRY(device_of(peer, peer_dev));
+  int can = 0;
+  TANDEM_TRY(TANDEM_CU(cuDeviceCanAccessPeer, &can, dev, peer_dev));
+  out = can != 0;
+  return kOk;
+}
+
+Result CudaBackend::context_enable_peer_access(ContextHandle ctx, ContextHandle peer) noexcept {
+  if (api_.cuCtxEnablePeerAccess == nullptr) {
+    return Result{Status::not_supported, CUDA_ERROR_NOT_SUPPORTED, "cuCtxEnablePeerAccess"};
+  }
+  TANDEM_TRY(bind_checked(ctx));
+  const CUresult rc = api_.cuCtxEnablePeerAccess(cu(peer), 0U);
+  // Enabling is idempotent for tandem: a second Context on the same primary
+  // context, or another library, may have enabled it already.
+  if (rc == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+    return kOk;
+  }
+  return check(rc, "cuCtxEnablePeerAccess");
+}
+
+Result CudaBackend::pool_grant_access(ContextHandle ctx, PoolHandle p, int peer) noexcept {
+  if (api_.cuMemPoolSetAccess == nullptr) {
+    return Result{Status::not_supported, CUDA_ERROR_NOT_SUPPORTED, "cuMemPoolSetAccess"};
+  }
+  TANDEM_TRY(bind(ctx));
+  CUmemAccessDesc desc{};
+  desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  desc.location.id = peer;
+  desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  return TANDEM_CU(cuMemPoolSetAccess, cu(p), &desc, 1);
 }
 
 // --- contexts ---------------------------------------------------------------------

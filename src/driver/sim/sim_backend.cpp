@@ -104,7 +104,10 @@ struct SimBackend::Impl {
   Result find_context_stream(const char* api, ContextHandle ctx, StreamHandle s,
                              std::shared_ptr<sim::Stream>& out);
 
-  Result allocate(const char* api, int device, std::size_t bytes, DevicePtr& out);
+  Result allocate(const char* api, int device, bool pooled, std::size_t bytes, DevicePtr& out);
+  // Why work on a stream of context `ctx` (device `device`) may not touch
+  // the live block containing `ptr`, or empty (same device, or peer access).
+  std::string peer_problem(ContextHandle ctx, int device, DevicePtr ptr) SIM_EXCLUDES(mu);
   Result submit(const char* api, ContextHandle ctx, StreamHandle s, sim::Command command);
   Result event_result(const char* api, const sim::EventState& state) const;
   // Joins the workers of destroyed streams that have drained their queues.
@@ -129,7 +132,12 @@ struct SimBackend::Impl {
   std::unordered_map<const void*, std::shared_ptr<sim::Event>> event_table SIM_GUARDED_BY(mu);
   std::unordered_map<const void*, std::unique_ptr<Pool>> pools SIM_GUARDED_BY(mu);
   std::unordered_map<const void*, std::shared_ptr<const Graph>> graphs SIM_GUARDED_BY(mu);
-  std::uint64_t next_stream_id SIM_GUARDED_BY(mu) = 1;  // 0 is sim::kHostStream
+  std::uint64_t next_stream_id SIM_GUARDED_BY(mu) = 1;
+  // (context, peer device) pairs with peer access enabled (contexts never
+  // lose it: a destroyed context's pairs are dropped with it).
+  std::vector<std::pair<const void*, int>> peer_enabled SIM_GUARDED_BY(mu);
+  // (pool's device, peer device) pairs whose pool memory the peer may use.
+  std::vector<std::pair<int, int>> pool_grants SIM_GUARDED_BY(mu);  // 0 is sim::kHostStream
 };
 
 SimBackend::Impl::Impl(SimConfig cfg)
@@ -264,13 +272,33 @@ Result SimBackend::Impl::find_context_stream(const char* api, ContextHandle ctx,
   return find_stream(api, s, out);
 }
 
-Result SimBackend::Impl::allocate(const char* api, int device, std::size_t bytes, DevicePtr& out) {
+Result SimBackend::Impl::allocate(const char* api, int device, bool pooled, std::size_t bytes, DevicePtr& out) {
   std::string why;
-  const Status status = memory.allocate(device, bytes, out, why);
+  const Status status = memory.allocate(device, bytes, pooled, out, why);
   if (status != Status::ok) {
     return fail(api, status, std::move(why));
   }
   return succeeded(api);
+}
+
+std::string SimBackend::Impl::peer_problem(ContextHandle ctx, int device, DevicePtr ptr) {
+  int owner = 0;
+  bool pooled = false;
+  if (!memory.owner_of(ptr, owner, pooled) || owner == device) {
+    return {};  // a dead address is the executor's use_after_free to report
+  }
+  Lock lock(mu);
+  const bool enabled = std::find(peer_enabled.begin(), peer_enabled.end(),
+                                 std::make_pair(static_cast<const void*>(ctx.raw), owner)) != peer_enabled.end();
+  if (!enabled) {
+    return sim::hex(ptr) + " is memory of device " + std::to_string(owner) + ", used from a context of device " +
+           std::to_string(device) + " that has not enabled peer access to it (context_enable_peer_access)";
+  }
+  if (pooled && std::find(pool_grants.begin(), pool_grants.end(), std::make_pair(owner, device)) == pool_grants.end()) {
+    return sim::hex(ptr) + " is pool memory of device " + std::to_string(owner) + ", whose pool has not granted device " +
+           std::to_string(device) + " access (pool_grant_access)";
+  }
+  return {};
 }
 
 Result SimBackend::Impl::submit(const char* api, ContextHandle ctx, StreamHandle s, sim::Command command) {
@@ -417,11 +445,78 @@ Result SimBackend::context_destroy(ContextHandle ctx) noexcept {
   if (impl_->contexts.erase(ctx.raw) == 0) {
     return not_live(api, "context", ctx.raw);
   }
+  // Its address may be reused by a later context, which starts without peers.
+  std::erase_if(impl_->peer_enabled, [&](const auto& e) { return e.first == ctx.raw; });
   return succeeded(api);
 }
 
 Result SimBackend::context_device(ContextHandle ctx, int& ordinal) noexcept {
   return impl_->find_context("context_device", ctx, ordinal);
+}
+
+// --- peer access -----------------------------------------------------------------
+
+Result SimBackend::device_can_access_peer(int ordinal, int peer, bool& out) noexcept {
+  constexpr const char* api = "device_can_access_peer";
+  out = false;
+  if (Result r = impl_->check_ordinal(api, ordinal); !r.ok()) {
+    return r;
+  }
+  if (Result r = impl_->check_ordinal(api, peer); !r.ok()) {
+    return r;
+  }
+  out = ordinal != peer && impl_->config.peer_capable;
+  return succeeded(api);
+}
+
+Result SimBackend::context_enable_peer_access(ContextHandle ctx, ContextHandle peer) noexcept {
+  constexpr const char* api = "context_enable_peer_access";
+  int device = 0;
+  int peer_device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  if (Result r = impl_->find_context(api, peer, peer_device); !r.ok()) {
+    return r;
+  }
+  if (device == peer_device) {
+    return fail(api, Status::invalid_value,
+                "context " + handle_text(ctx.raw) + " and peer context " + handle_text(peer.raw) +
+                    " are both on device " + std::to_string(device) + " (a device is not its own peer)");
+  }
+  if (!impl_->config.peer_capable) {
+    return fail(api, Status::not_supported,
+                "device " + std::to_string(device) + " cannot access device " + std::to_string(peer_device) +
+                    " (SimConfig::peer_capable is false)");
+  }
+  Lock lock(impl_->mu);
+  const auto pair = std::make_pair(static_cast<const void*>(ctx.raw), peer_device);
+  if (std::find(impl_->peer_enabled.begin(), impl_->peer_enabled.end(), pair) == impl_->peer_enabled.end()) {
+    impl_->peer_enabled.push_back(pair);  // already enabled is ok, as the cuda backend treats it
+  }
+  return succeeded(api);
+}
+
+Result SimBackend::pool_grant_access(ContextHandle ctx, PoolHandle p, int peer) noexcept {
+  constexpr const char* api = "pool_grant_access";
+  int device = 0;
+  int pool_device = 0;
+  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  if (Result r = impl_->check_ordinal(api, peer); !r.ok()) {
+    return r;
+  }
+  if (Result r = impl_->find_pool(api, p, pool_device); !r.ok()) {
+    return r;
+  }
+  Lock lock(impl_->mu);
+  const auto pair = std::make_pair(pool_device, peer);
+  if (peer != pool_device &&
+      std::find(impl_->pool_grants.begin(), impl_->pool_grants.end(), pair) == impl_->pool_grants.end()) {
+    impl_->pool_grants.push_back(pair);
+  }
+  return succeeded(api);
 }
 
 // --- streams -------------------------------------------------------------------
@@ -633,7 +728,7 @@ Result SimBackend::mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t 
                     "stream-ordered allocation");
   }
   // Allocated now, which is earlier than stream order requires: harmless.
-  return impl_->allocate(api, device, bytes, out);
+  return impl_->allocate(api, device, true, bytes, out);
 }
 
 Result SimBackend::mem_free_async(ContextHandle ctx, DevicePtr ptr, StreamHandle s) noexcept {
@@ -663,7 +758,7 @@ Result SimBackend::mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& ou
   if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
     return r;
   }
-  return impl_->allocate(api, device, bytes, out);
+  return impl_->allocate(api, device, false, bytes, out);
 }
 
 Result SimBackend::mem_free(ContextHandle ctx, DevicePtr ptr) noexcept {
@@ -701,6 +796,17 @@ Result SimBackend::memcpy_async(ContextHandle ctx, DevicePtr dst, DevicePtr src,
     return fail(api, Status::invalid_value,
                 "copy of " + std::to_string(bytes) + " bytes from " + sim::hex(src) + " to " + sim::hex(dst) +
                     ": null device pointer");
+  }
+  if (bytes > 0) {
+    int device = 0;
+    if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
+      return r;
+    }
+    for (const DevicePtr p : {src, dst}) {
+      if (std::string why = impl_->peer_problem(ctx, device, p); !why.empty()) {
+        return fail(api, Status::not_permitted, "copy of " + std::to_string(bytes) + " bytes: " + why);
+      }
+    }
   }
   return impl_->submit(api, ctx, s, sim::Work{sim::CopyWork{dst, src, bytes}});
 }

@@ -52,7 +52,7 @@ void Memory::fail_nth_alloc(std::uint64_t n) {
   fail_countdown_ = n;
 }
 
-Status Memory::allocate(int device, std::size_t bytes, DevicePtr& out, std::string& why) {
+Status Memory::allocate(int device, std::size_t bytes, bool pooled, DevicePtr& out, std::string& why) {
   const auto slot = static_cast<std::size_t>(device);
   {
     Lock lock(mu_);
@@ -78,7 +78,7 @@ Status Memory::allocate(int device, std::size_t bytes, DevicePtr& out, std::stri
     return Status::out_of_memory;
   }
   out = reserve_address_space(bytes);
-  insert(Block{out, bytes, device, std::move(storage), false});
+  insert(Block{out, bytes, device, pooled, std::move(storage), false});
   return Status::ok;
 }
 
@@ -175,6 +175,17 @@ std::optional<Pin> Memory::pin_range(DevicePtr ptr, std::uint64_t bytes, std::st
 
 std::optional<Pin> Memory::pin_pointer(DevicePtr ptr, std::string& why) const {
   return pin(ptr, 0, true, why);
+}
+
+bool Memory::owner_of(DevicePtr ptr, int& device, bool& pooled) const {
+  Lock lock(mu_);
+  const Block* b = find(ptr, false);
+  if (b == nullptr) {
+    return false;
+  }
+  device = b->device;
+  pooled = b->pooled;
+  return true;
 }
 
 void Memory::info(int device, std::size_t& free_bytes, std::size_t& total_bytes) const {

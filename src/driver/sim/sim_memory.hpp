@@ -36,6 +36,7 @@ struct Block {
   DevicePtr base = 0;
   std::size_t bytes = 0;
   int device = 0;
+  bool pooled = false;  // from a stream-ordered pool (peers need a pool grant)
   HostBytes storage;
   bool free_pending = false;  // a free of it has been accepted (maybe queued)
 };
@@ -51,7 +52,8 @@ class Memory {
   Memory(std::size_t capacity_per_device, int devices);
 
   // Status::ok, or out_of_memory with `why` naming what was asked and found.
-  Status allocate(int device, std::size_t bytes, DevicePtr& out, std::string& why) SIM_EXCLUDES(mu_);
+  Status allocate(int device, std::size_t bytes, bool pooled, DevicePtr& out, std::string& why)
+      SIM_EXCLUDES(mu_);
   // The n-th allocate() call from now fails (1 = the next one); 0 disarms.
   void fail_nth_alloc(std::uint64_t n) SIM_EXCLUDES(mu_);
 
@@ -69,6 +71,10 @@ class Memory {
   std::optional<Pin> pin_range(DevicePtr ptr, std::uint64_t bytes, std::string& why) const SIM_EXCLUDES(mu_);
   // A kernel's pointer argument: inside a live block or one past its end.
   std::optional<Pin> pin_pointer(DevicePtr ptr, std::string& why) const SIM_EXCLUDES(mu_);
+
+  // Where the live block containing `ptr` lives: its device and whether it
+  // came from a pool; false when `ptr` is in no live block.
+  bool owner_of(DevicePtr ptr, int& device, bool& pooled) const SIM_EXCLUDES(mu_);
 
   void info(int device, std::size_t& free_bytes, std::size_t& total_bytes) const SIM_EXCLUDES(mu_);
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }

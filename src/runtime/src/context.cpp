@@ -1,5 +1,8 @@
 #include "tandem/context.hpp"
 
+#include <string>
+#include <utility>
+
 #include "context_state.hpp"
 #include "deadline.hpp"
 #include "retirement.hpp"
@@ -61,6 +64,62 @@ void Context::trim() const {
 const LatencyHistogram* Context::retire_latency() const noexcept { return s_->retire_latency.get(); }
 
 void Context::load_kernel(const driver::KernelSymbol& symbol) const { (void)s_->function(symbol); }
+
+namespace {
+std::string context_text(const detail::ContextState& c) {
+  return "context " + std::to_string(c.id) + " (device " + std::to_string(c.ordinal) + ")";
+}
+}  // namespace
+
+void Context::enable_peer_access(const Context& peer) const {
+  detail::ContextState& a = *s_;
+  detail::ContextState& b = *peer.s_;
+  const std::string pair = context_text(a) + " and " + context_text(b);
+  if (a.platform != b.platform) {
+    throw Error(ErrorCode::device_mismatch, "peer access between " + pair + ": they belong to different platforms");
+  }
+  if (a.ordinal == b.ordinal) {
+    throw Error(ErrorCode::device_mismatch,
+                "peer access between " + pair + ": both are on device " + std::to_string(a.ordinal) +
+                    " (peer access is between two devices)");
+  }
+  if (a.has_peer(b.id)) return;
+  driver::Backend& drv = a.backend();
+  for (const auto& [from, to] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+    bool can = false;
+    const driver::Result r = drv.device_can_access_peer(from->ordinal, to->ordinal, can);
+    if (!r.ok()) {
+      a.fail(r, r.status == driver::Status::not_supported ? ErrorCode::unsupported : ErrorCode::driver,
+             "asking whether device " + std::to_string(from->ordinal) + " can access device " +
+                 std::to_string(to->ordinal) + " (peer access between " + pair + ")");
+    }
+    if (!can) {
+      throw Error(ErrorCode::unsupported, "peer access between " + pair + ": the driver says device " +
+                                              std::to_string(from->ordinal) + " cannot access device " +
+                                              std::to_string(to->ordinal));
+    }
+  }
+  for (const auto& [from, to] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+    const std::string where = " (peer access between " + pair + ")";
+    driver::Result r = drv.context_enable_peer_access(from->handle, to->handle);
+    if (!r.ok()) {
+      a.fail(r, r.status == driver::Status::not_supported ? ErrorCode::unsupported : ErrorCode::driver,
+             "enabling " + context_text(*from) + " to access " + context_text(*to) + where);
+    }
+    // `to`'s pool lets `from`'s device in: copies on either side's streams
+    // then reach both allocations.
+    r = drv.pool_grant_access(to->handle, to->pool, from->ordinal);
+    if (!r.ok()) {
+      a.fail(r, r.status == driver::Status::not_supported ? ErrorCode::unsupported : ErrorCode::driver,
+             "granting device " + std::to_string(from->ordinal) + " access to the memory pool of " +
+                 context_text(*to) + where);
+    }
+  }
+  a.add_peer(b.id);
+  b.add_peer(a.id);
+}
+
+bool Context::peer_access_enabled(const Context& peer) const { return s_->has_peer(peer.s_->id); }
 
 bool Context::wait_for_retirement(std::chrono::nanoseconds timeout) const {
   return detail::Retirement::instance().wait_settled(s_.get(), nullptr, detail::deadline_after(timeout));

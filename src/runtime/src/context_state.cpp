@@ -180,6 +180,16 @@ void ContextState::keep_quarantined(Submission* s) {
   quarantine_.push_back(s);
 }
 
+void ContextState::add_peer(std::uint64_t peer_id) {
+  Guard g(mu_);
+  if (std::find(peers_.begin(), peers_.end(), peer_id) == peers_.end()) peers_.push_back(peer_id);
+}
+
+bool ContextState::has_peer(std::uint64_t peer_id) const {
+  Guard g(mu_);
+  return std::find(peers_.begin(), peers_.end(), peer_id) != peers_.end();
+}
+
 RuntimeStats ContextState::stats() const {
   RuntimeStats st;
   {

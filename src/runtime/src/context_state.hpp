@@ -61,6 +61,10 @@ struct ContextState {
   void add_stream(StreamState* s);
   void remove_stream(StreamState* s);
   void keep_quarantined(Submission* s);
+  // Peer access (Context::enable_peer_access): contexts by id, so neither
+  // keeps the other alive and a dead one never matches a new one.
+  void add_peer(std::uint64_t peer_id);
+  [[nodiscard]] bool has_peer(std::uint64_t peer_id) const;
   RuntimeStats stats() const;
 
   std::atomic<std::uint32_t> refs{1};
@@ -100,6 +104,7 @@ struct ContextState {
   mutable Mutex mu_;
   std::vector<StreamState*> streams_ TANDEM_GUARDED_BY(mu_);
   std::vector<Submission*> quarantine_ TANDEM_GUARDED_BY(mu_);  // retained forever
+  std::vector<std::uint64_t> peers_ TANDEM_GUARDED_BY(mu_);     // context ids with peer access
   std::uint64_t retired_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
   std::uint64_t submitted_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
 };

@@ -21,16 +21,22 @@ detail::StreamState& stream_of(StreamRef s) {
   return *s.state();
 }
 
-// The lease an access of `v` takes; Error(device_mismatch) if `v` belongs to
-// another context than the stream's. Returns false for an empty range.
-bool request_for(const detail::StreamState& s, const View* view, driver::AccessMode mode,
-                 AccessRequest& out, const char* what) {
+void require_valid(const View* view, const char* what) {
   if (!view || !view->valid()) {
     throw Error(ErrorCode::invalid_handle, std::string(what) + " with an empty or moved-from view");
   }
+}
+
+// The lease an access of `v` takes; Error(device_mismatch) if `v` belongs to
+// another context than the stream's (unless `peer_checked`: copy() has
+// already allowed a peer device's view). Returns false for an empty range.
+// Throws before any lease exists, so a rejected launch changes no tracker.
+bool request_for(const detail::StreamState& s, const View* view, driver::AccessMode mode,
+                 AccessRequest& out, const char* what, bool peer_checked = false) {
+  require_valid(view, what);
   const View& v = *view;
   detail::AllocationState* a = v.allocation();
-  if (a->ctx != s.ctx) {
+  if (a->ctx != s.ctx && !peer_checked) {
     throw Error(ErrorCode::device_mismatch,
                 std::string(what) + " on stream " + std::to_string(s.id) + " (context " +
                     std::to_string(s.ctx->id) + ", device " + std::to_string(s.ctx->ordinal) +
@@ -93,12 +99,51 @@ LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
   return finish(s, spec);
 }
 
+// "allocation 7 (context 2, device 1)"
+std::string allocation_text(const detail::AllocationState& a) {
+  return "allocation " + std::to_string(a.id) + " (context " + std::to_string(a.ctx->id) + ", device " +
+         std::to_string(a.ctx->ordinal) + ")";
+}
+
+// A copy between devices: each side is the stream's context, or a context of
+// another device of the same platform with peer access enabled to the
+// stream's context (Context::enable_peer_access); at least one side is the
+// stream's. Returns false for an ordinary same-context copy (request_for
+// checks it). Throws Error(device_mismatch) naming both allocations.
+bool peer_copy_allowed(const detail::StreamState& s, const View& src, const View& dst) {
+  const detail::AllocationState& a = *src.allocation();
+  const detail::AllocationState& b = *dst.allocation();
+  if (a.ctx == s.ctx && b.ctx == s.ctx) return false;
+  const std::string head = "copy from " + allocation_text(a) + " to " + allocation_text(b) + " on stream " +
+                           std::to_string(s.id) + " (context " + std::to_string(s.ctx->id) + ", device " +
+                           std::to_string(s.ctx->ordinal) + "): ";
+  if (a.ctx != s.ctx && b.ctx != s.ctx) {
+    throw Error(ErrorCode::device_mismatch, head + "the stream belongs to neither side's context");
+  }
+  const detail::AllocationState& other = a.ctx == s.ctx ? b : a;
+  if (other.ctx->platform != s.ctx->platform || other.ctx->ordinal == s.ctx->ordinal) {
+    throw Error(ErrorCode::device_mismatch,
+                head + "allocation " + std::to_string(other.id) +
+                    " belongs to another context that is not a peer device (peer access is between devices "
+                    "of one platform)");
+  }
+  if (!s.ctx->has_peer(other.ctx->id)) {
+    throw Error(ErrorCode::device_mismatch,
+                head + "peer access between devices " + std::to_string(s.ctx->ordinal) + " and " +
+                    std::to_string(other.ctx->ordinal) + " is not enabled (Context::enable_peer_access)");
+  }
+  return true;
+}
+
 LaunchFuture copy(StreamRef stream, const View& src, const View& dst) {
   detail::StreamState& s = stream_of(stream);
+  require_valid(&src, "copy");
+  require_valid(&dst, "copy");
+  const bool peer = peer_copy_allowed(s, src, dst);
   AccessRequest reqs[2];
   std::uint32_t n = 0;
-  n += request_for(s, &src, driver::AccessMode::read, reqs[n], "copy") ? 1 : 0;
-  n += request_for(s, &dst, driver::AccessMode::write, reqs[n], "copy") ? 1 : 0;
+  n += request_for(s, &src, driver::AccessMode::read, reqs[n], "copy", peer) ? 1 : 0;
+  n += request_for(s, &dst, driver::AccessMode::write, reqs[n], "copy", peer) ? 1 : 0;
   require_contiguous(src, "copy");
   require_contiguous(dst, "copy");
   const std::uint64_t bytes = src.extent_bytes();

@@ -354,6 +354,11 @@ Context View::context() const {
   return Context(detail::Ref<detail::ContextState>(alloc_->ctx));
 }
 
+int View::device_ordinal() const {
+  require_valid("device_ordinal");
+  return alloc_->ctx->ordinal;
+}
+
 View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
   if (!stream.state()) throw Error(ErrorCode::invalid_handle, "allocate on an empty stream handle");
   detail::StreamState& s = *stream.state();

@@ -58,7 +58,7 @@ const char* op_name(Op op) noexcept {
   static constexpr const char* kNames[] = {
       "alloc", "foreign", "slice", "split", "peel", "atomic", "to_tensor", "tensor_view", "as_buffer",
       "into_buffer", "reinterpret", "launch", "copy", "upload", "download", "capture", "replay", "drop",
-      "forget", "wait", "retire", "check", "vram", "loop", "sleep"};
+      "forget", "wait", "retire", "check", "vram", "loop", "sleep", "peer_access"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -138,6 +138,7 @@ class Executor {
   void op_retire(const Step& st);
   void op_check(const Step& st);
   void op_vram(const Step& st);
+  void op_peer_access(const Step& st);
   void check_contents(const Step& st);
 
   // --- handles (mu_) ---
@@ -164,11 +165,20 @@ class Executor {
   void arm_fault(const Step& st, const Stream& s);
   void name_future(const Step& st, LaunchFuture f);
   std::vector<std::byte> read_view(const View& v);
+  StreamRef check_stream_for(const View& v);  // an internal stream of the view's device
+
+  // --- several devices ---
+  Context& ctx_of(std::uint32_t device);  // a device the scenario uses
+  std::uint32_t stream_device(const std::optional<std::string>& name) const;
+  bool settle(std::chrono::nanoseconds timeout) const;  // every context's work
+  RuntimeStats total_stats() const;                      // summed over the contexts
+  std::uint64_t free_after_trim(std::uint32_t device);   // settles first
 
   const Scenario& sc_;
   RunOptions opt_;
   std::optional<Platform> platform_;
-  std::optional<Context> ctx_;
+  std::optional<Context> ctx_;  // of the scenario's `device`
+  std::map<std::uint32_t, Context> ctxs_;  // one per device used (sc_.devices), ctx_ among them
   std::optional<Device> device_;
   driver::SimBackend* sim_ = nullptr;
   std::uint64_t repetitions_ = 1;
@@ -192,12 +202,13 @@ class Executor {
   std::map<std::string, LaunchFuture> last_on_stream_;
   std::set<std::string> fired_faults_;
   std::optional<Stream> default_stream_;
-  std::optional<Stream> check_stream_;
-  std::uint64_t vram_mark_ = 0;
+  std::map<std::uint32_t, Stream> check_streams_;  // per device: reads for `check contents`
+  std::map<std::uint32_t, std::uint64_t> vram_marks_;  // per device
 
   std::mutex rec_mu_;
   RunRecord rec_;
   LatencyHistogram submit_hist_;
+  LatencyHistogram retire_hist_;  // the contexts' retirement latencies, merged for the report
   std::atomic<std::uint64_t> submissions_{0}, launches_{0}, bytes_moved_{0};
   std::atomic<std::uint64_t> uniq_checks_{0}, uniq_failures_{0};
   Clock::duration body_time_{};
@@ -474,7 +485,8 @@ void Executor::op_foreign(const Step& st) {
   }
   const std::uint64_t bytes = st.len * dtype_size(*st.dtype);
   driver::Backend& b = platform_->backend();
-  const driver::ContextHandle ch = ctx_->native();
+  Context& ctx = ctx_of(stream_device(st.stream));  // foreign memory follows its stream's device
+  const driver::ContextHandle ch = ctx.native();
   driver::DevicePtr ptr = 0;
   if (bytes > 0) {
     const driver::Result r = b.mem_alloc(ch, bytes, ptr);
@@ -489,7 +501,7 @@ void Executor::op_foreign(const Step& st) {
   Platform keep = *platform_;
   View v;
   try {
-    v = adopt(*ctx_, ptr, *st.dtype, st.len, [keep, ch, ptr] {
+    v = adopt(ctx, ptr, *st.dtype, st.len, [keep, ch, ptr] {
       if (ptr != 0) (void)keep.backend().mem_free(ch, ptr);
     });
   } catch (...) {
@@ -570,7 +582,7 @@ void Executor::op_transfer(const Step& st) {
       default:
         if (*st.dtype == DType::boolean) {
           // Bytes become bool only after every byte was read back and found 0 or 1.
-          out = std::move(h->view).to_bool_checked(check_stream_ ? StreamRef(*check_stream_) : StreamRef(*default_stream_));
+          out = std::move(h->view).to_bool_checked(check_stream_for(h->view));
         } else {
           out = std::move(h->view).reinterpret(*st.dtype);
         }
@@ -800,7 +812,7 @@ void Executor::op_drop(const Step& st, bool forget) {
 
 void Executor::op_wait(const Step& st) {
   if (st.wait_all) {
-    if (!ctx_->wait_for_retirement(kLongWait)) fail(ErrorCode::timeout, "waiting for all work: not settled after 10 minutes");
+    if (!settle(kLongWait)) fail(ErrorCode::timeout, "waiting for all work: not settled after 10 minutes");
     return;
   }
   LaunchFuture f;
@@ -829,21 +841,27 @@ void Executor::op_wait(const Step& st) {
 
 void Executor::op_retire(const Step& st) {
   const auto timeout = std::chrono::milliseconds(st.timeout_ms.value_or(60'000));
-  if (!ctx_->wait_for_retirement(timeout)) {
-    const RuntimeStats s = ctx_->stats();
+  if (!settle(timeout)) {
+    const RuntimeStats s = total_stats();
     fail(ErrorCode::timeout, "retirement did not settle within " + std::to_string(timeout.count()) + " ms (" +
                                  std::to_string(s.pending_submissions) + " submissions pending)");
   }
 }
 
+StreamRef Executor::check_stream_for(const View& v) {
+  // The view's own device (a stream of another is device_mismatch).
+  auto it = check_streams_.find(static_cast<std::uint32_t>(v.device_ordinal()));
+  return it != check_streams_.end() ? StreamRef(it->second) : StreamRef(*default_stream_);
+}
+
 std::vector<std::byte> Executor::read_view(const View& v) {
-  StreamRef s = check_stream_ ? StreamRef(*check_stream_) : StreamRef(*default_stream_);
+  StreamRef s = check_stream_for(v);
   try {
     return read_back(s, v, kLongWait);
   } catch (const ConflictError&) {
     // reject policy: the read conflicts with work still in flight on another
     // stream. A check waits for it rather than failing the scenario.
-    if (!ctx_->wait_for_retirement(kLongWait)) throw;
+    if (!settle(kLongWait)) throw;
     return read_back(s, v, kLongWait);
   }
 }
@@ -927,12 +945,12 @@ void Executor::op_check(const Step& st) {
       return;
     }
     case CheckWhat::live_allocations: {
-      const std::uint64_t actual = ctx_->stats().live_allocations;
+      const std::uint64_t actual = total_stats().live_allocations;
       record_check(st, what, st.int_value, actual, actual == st.int_value);
       return;
     }
     case CheckWhat::pending: {
-      const std::uint64_t actual = ctx_->stats().pending_submissions;
+      const std::uint64_t actual = total_stats().pending_submissions;
       record_check(st, what, st.int_value, actual, actual == st.int_value);
       return;
     }
@@ -970,26 +988,91 @@ void Executor::op_check(const Step& st) {
   }
 }
 
+// Without `device`, mark/check every device the scenario uses (one check
+// record each when there are several). The report's top-level `vram` stays
+// the scenario `device`'s; `vram.devices` lists each device when several.
 void Executor::op_vram(const Step& st) {
+  std::vector<std::uint32_t> devices;
+  if (st.device) devices.push_back(*st.device);
+  else devices.assign(sc_.devices.begin(), sc_.devices.end());
   // Settle first: memory held by finished work is released by retirement,
   // and the pool keeps freed memory until trimmed.
-  (void)ctx_->wait_for_retirement(kLongWait);
-  ctx_->trim();
-  const std::uint64_t free_now = ctx_->memory_info().free_bytes;
-  if (st.vram_mark) {
-    vram_mark_ = free_now;
-    std::lock_guard g(rec_mu_);
-    rec_.vram.baseline_free = free_now;
-    return;
+  (void)settle(kLongWait);
+  for (const std::uint32_t d : devices) {
+    const std::uint64_t free_now = free_after_trim(d);
+    if (st.vram_mark) {
+      vram_marks_[d] = free_now;
+      std::lock_guard g(rec_mu_);
+      rec_.vram_devices[d].baseline_free = free_now;
+      if (d == sc_.device) rec_.vram.baseline_free = free_now;
+      continue;
+    }
+    const std::uint64_t mark = vram_marks_[d];
+    const auto delta = static_cast<std::int64_t>(mark) - static_cast<std::int64_t>(free_now);
+    const bool ok = static_cast<std::uint64_t>(delta < 0 ? -delta : delta) <= st.tolerance_bytes;
+    {
+      std::lock_guard g(rec_mu_);
+      VramRecord& r = rec_.vram_devices[d];
+      r = {mark, free_now, st.tolerance_bytes, delta, ok && (!r.checked || r.ok), true};
+      if (d == sc_.device) {
+        rec_.vram = {mark, free_now, st.tolerance_bytes, delta, ok && (!rec_.vram.checked || rec_.vram.ok), true};
+      }
+    }
+    ojson actual = {{"baseline_free", mark}, {"free", free_now}, {"delta", delta}};
+    if (sc_.devices.size() > 1 || st.device) actual["device"] = d;
+    record_check(st, "vram", {{"delta_at_most", st.tolerance_bytes}}, actual, ok);
   }
-  const auto delta = static_cast<std::int64_t>(vram_mark_) - static_cast<std::int64_t>(free_now);
-  const bool ok = static_cast<std::uint64_t>(delta < 0 ? -delta : delta) <= st.tolerance_bytes;
-  {
-    std::lock_guard g(rec_mu_);
-    rec_.vram = {vram_mark_, free_now, st.tolerance_bytes, delta, ok && (!rec_.vram.checked || rec_.vram.ok), true};
+}
+
+void Executor::op_peer_access(const Step& st) {
+  ctx_of(st.peer_devices[0]).enable_peer_access(ctx_of(st.peer_devices[1]));
+}
+
+Context& Executor::ctx_of(std::uint32_t device) {
+  auto it = ctxs_.find(device);
+  // The loader adds every device a step names to sc_.devices.
+  if (it == ctxs_.end()) fail(ErrorCode::out_of_range, "device " + std::to_string(device) + " is not used by the scenario");
+  return it->second;
+}
+
+std::uint32_t Executor::stream_device(const std::optional<std::string>& name) const {
+  if (!name && sc_.streams.empty()) return sc_.device;
+  auto it = sc_.stream_devices.find(stream_label(name));
+  return it == sc_.stream_devices.end() ? sc_.device : it->second;
+}
+
+bool Executor::settle(std::chrono::nanoseconds timeout) const {
+  // The platform's scope covers a copy submitted on one device's stream
+  // that leases (and retires on) another device's allocation.
+  return platform_->wait_for_retirement(timeout);
+}
+
+RuntimeStats Executor::total_stats() const {
+  RuntimeStats t;
+  for (const auto& [d, c] : ctxs_) {
+    const RuntimeStats s = c.stats();
+    t.live_allocations += s.live_allocations;
+    t.live_bytes += s.live_bytes;
+    t.quarantined_allocations += s.quarantined_allocations;
+    t.quarantined_bytes += s.quarantined_bytes;
+    t.quarantined_submissions += s.quarantined_submissions;
+    t.foreign_owners_unreleased += s.foreign_owners_unreleased;
+    t.allocations_total += s.allocations_total;
+    t.frees_total += s.frees_total;
+    t.pending_submissions += s.pending_submissions;
+    t.active_leases += s.active_leases;
+    t.retired_submissions += s.retired_submissions;
+    t.submissions_total += s.submissions_total;
+    t.uniqueness_checks += s.uniqueness_checks;
+    t.streams += s.streams;
   }
-  record_check(st, "vram", {{"delta_at_most", st.tolerance_bytes}},
-               {{"baseline_free", vram_mark_}, {"free", free_now}, {"delta", delta}}, ok);
+  return t;
+}
+
+std::uint64_t Executor::free_after_trim(std::uint32_t device) {
+  Context& c = ctx_of(device);
+  c.trim();
+  return c.memory_info().free_bytes;
 }
 
 void Executor::exec(const Step& st, ThreadCtx& t) {
@@ -1011,6 +1094,7 @@ void Executor::exec(const Step& st, ThreadCtx& t) {
     case Op::retire: op_retire(st); return;
     case Op::check: op_check(st); return;
     case Op::vram: op_vram(st); return;
+    case Op::peer_access: op_peer_access(st); return;
     case Op::loop:
       for (std::uint64_t i = 0; i < st.count; ++i) {
         if (!run_steps(st.steps, t)) throw BodyEnded{};
@@ -1068,7 +1152,9 @@ bool Executor::open_backend(RunResult& out) {
   const BackendKind kind = b == Backend::cuda ? BackendKind::cuda : b == Backend::sim ? BackendKind::sim : BackendKind::automatic;
   driver::SimConfig cfg;
   cfg.memory_bytes = sc_.sim.memory_bytes;
-  cfg.devices = static_cast<int>(sc_.device) + 1;
+  // The sim presents as many devices as the scenario uses.
+  const std::uint32_t highest = sc_.devices.empty() ? sc_.device : *sc_.devices.rbegin();
+  cfg.devices = static_cast<int>(highest) + 1;
   try {
     platform_ = Platform::open(kind, cfg);
   } catch (const Error& e) {
@@ -1079,11 +1165,13 @@ bool Executor::open_backend(RunResult& out) {
     return false;
   }
   rec_.backend = std::string(platform_->backend_name());
-  if (static_cast<int>(sc_.device) >= platform_->device_count()) {
+  if (static_cast<int>(highest) >= platform_->device_count()) {
     rec_.status = "error";
     rec_.errors.push_back({"device", "open", "out_of_range",
-                           "device " + std::to_string(sc_.device) + " does not exist: backend '" + rec_.backend +
-                               "' has " + std::to_string(platform_->device_count()) + " device(s)",
+                           "device " + std::to_string(highest) + " does not exist: the scenario uses " +
+                               std::to_string(sc_.devices.size()) + " device(s) up to ordinal " +
+                               std::to_string(highest) + ", backend '" + rec_.backend + "' has " +
+                               std::to_string(platform_->device_count()) + " device(s)",
                            0});
     out.exit_code = 4;
     return false;
@@ -1098,12 +1186,15 @@ bool Executor::open_backend(RunResult& out) {
   co.conflict_policy = sc_.conflict_policy == ConflictPolicy::reject ? tandem::ConflictPolicy::reject
                                                                      : tandem::ConflictPolicy::order;
   co.measure_retirement_latency = true;  // the report's retire_latency_us
-  ctx_ = Context::create(*device_, co);
-  rec_.retire_ns = ctx_->retire_latency();
-  // Before any step: on CUDA a kernel's first load waits for the kernels
-  // running on the device, which would let a long kernel finish (and
-  // retire) inside a later launch step and change what the steps observe.
-  kernels::load_catalog(*ctx_);
+  for (const std::uint32_t d : sc_.devices) {
+    Context c = Context::create(platform_->device(static_cast<int>(d)), co);
+    // Before any step: on CUDA a kernel's first load waits for the kernels
+    // running on the device, which would let a long kernel finish (and
+    // retire) inside a later launch step and change what the steps observe.
+    kernels::load_catalog(c);
+    ctxs_.emplace(d, std::move(c));
+  }
+  ctx_ = ctxs_.at(sc_.device);
   return true;
 }
 
@@ -1114,7 +1205,7 @@ void Executor::start_repetition() {
   for (const std::string& name : sc_.streams) {
     auto h = std::make_unique<Handle>();
     h->kind = Handle::Kind::stream;
-    h->stream = Stream::create(*ctx_);
+    h->stream = Stream::create(ctx_of(sc_.stream_devices.at(name)));
     if (sim_) {
       auto d = sc_.sim.stream_delay_us.find(name);
       if (d != sc_.sim.stream_delay_us.end()) {
@@ -1124,7 +1215,7 @@ void Executor::start_repetition() {
     handles_[name] = wrap(std::move(h));
   }
   default_stream_ = Stream::create(*ctx_);
-  check_stream_ = Stream::create(*ctx_);
+  for (auto& [d, c] : ctxs_) check_streams_.insert_or_assign(d, Stream::create(c));
   if (sim_) {
     for (const SimFault& f : sc_.sim.faults) {
       if (f.kind == SimFault::Kind::alloc_fail) sim_->fail_nth_alloc(f.nth);
@@ -1145,14 +1236,14 @@ void Executor::end_repetition() {
   }
   victims.clear();  // dropping never waits for the GPU
   default_stream_.reset();
-  check_stream_.reset();
+  check_streams_.clear();
   if (sim_) sim_->fail_nth_alloc(0);
 }
 
 void Executor::measure_end() {
-  const bool settled = ctx_->wait_for_retirement(kLongWait);
+  const bool settled = settle(kLongWait);
   if (!settled) rec_.notes.push_back("retirement had not settled 10 minutes after the body ended");
-  const RuntimeStats s = ctx_->stats();
+  const RuntimeStats s = total_stats();
   rec_.live_allocations = s.live_allocations;
   rec_.live_bytes = s.live_bytes;
   rec_.quarantined_allocations = s.quarantined_allocations;
@@ -1167,22 +1258,25 @@ void Executor::measure_end() {
   rec_.bytes_moved = bytes_moved_.load();
   rec_.body_seconds = std::chrono::duration<double>(body_time_).count();
   rec_.submit_ns = &submit_hist_;
-  if (!rec_.vram.checked) {
-    // No explicit `vram check`: report the whole run's delta for
-    // information (the default expectations cover leaks through the live
-    // allocation count, which does not depend on other users of the GPU).
+  // Devices without an explicit `vram check`: report the whole run's delta
+  // for information (the default expectations cover leaks through the live
+  // allocation count, which does not depend on other users of the GPU).
+  for (const std::uint32_t d : sc_.devices) {
+    VramRecord& r = rec_.vram_devices[d];
+    if (r.checked) continue;
     try {
-      ctx_->trim();
-      const std::uint64_t free_now = ctx_->memory_info().free_bytes;
-      const auto delta = static_cast<std::int64_t>(rec_.vram.baseline_free) - static_cast<std::int64_t>(free_now);
-      rec_.vram.final_free = free_now;
-      rec_.vram.delta = delta;
-      rec_.vram.tolerance = kDefaultVramTolerance;
-      rec_.vram.ok = static_cast<std::uint64_t>(delta < 0 ? -delta : delta) <= kDefaultVramTolerance;
+      const std::uint64_t free_now = free_after_trim(d);
+      const auto delta = static_cast<std::int64_t>(r.baseline_free) - static_cast<std::int64_t>(free_now);
+      r.final_free = free_now;
+      r.delta = delta;
+      r.tolerance = kDefaultVramTolerance;
+      r.ok = static_cast<std::uint64_t>(delta < 0 ? -delta : delta) <= kDefaultVramTolerance;
+      if (d == sc_.device) rec_.vram = r;
     } catch (const Error& e) {
-      rec_.notes.push_back(std::string("final free-memory measurement failed: ") + e.what());
+      rec_.notes.push_back("final free-memory measurement of device " + std::to_string(d) + " failed: " + e.what());
     }
   }
+  if (sc_.devices.size() < 2) rec_.vram_devices.clear();  // one device: the top-level figures say it all
   if (sim_) {
     for (const driver::Violation& v : sim_->violations()) {
       rec_.violations.push_back({{"kind", driver::violation_kind_name(v.kind)}, {"detail", v.detail}});
@@ -1217,9 +1311,11 @@ RunResult Executor::run() {
   try {
     opened = open_backend(out);
     if (opened) {
-      ctx_->trim();
-      vram_mark_ = ctx_->memory_info().free_bytes;
-      rec_.vram.baseline_free = vram_mark_;
+      for (const std::uint32_t d : sc_.devices) {
+        vram_marks_[d] = free_after_trim(d);
+        rec_.vram_devices[d].baseline_free = vram_marks_[d];
+      }
+      rec_.vram.baseline_free = vram_marks_[sc_.device];
       for (repetition_ = 1; repetition_ <= repetitions_; ++repetition_) {
         if (opt_.progress) opt_.progress->repetition.store(repetition_);
         start_repetition();
@@ -1268,6 +1364,11 @@ RunResult Executor::run() {
       out.exit_code = 0;
     }
   }
+  // One latency histogram per context (device): the report gives them together.
+  for (const auto& [d, c] : ctxs_) {
+    if (const LatencyHistogram* h = c.retire_latency()) retire_hist_.add(*h);
+  }
+  rec_.retire_ns = &retire_hist_;
   out.report = report_json(rec_);
   // Only now, with the report written, do forgotten handles go (they must
   // not be destroyed while the run measures them).
@@ -1277,7 +1378,7 @@ RunResult Executor::run() {
     leaked.swap(graveyard_);
   }
   leaked.clear();
-  if (ctx_) (void)ctx_->wait_for_retirement(std::chrono::seconds(60));
+  if (platform_) (void)platform_->wait_for_retirement(std::chrono::seconds(60));
   return out;
 }
 

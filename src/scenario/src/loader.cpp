@@ -158,9 +158,14 @@ class Validator {
         for (std::size_t i = 0; i < it->size(); ++i) {
           const std::string p = "streams[" + std::to_string(i) + "]";
           std::string n;
-          if (name_str((*it)[i], p, n)) {
-            if (!seen.insert(n).second) error(p, "duplicate stream name '" + n + "'");
-            else s.streams.push_back(n);
+          std::optional<std::uint32_t> dev;
+          if (stream_entry((*it)[i], p, n, dev)) {
+            if (!seen.insert(n).second) {
+              error(p, "duplicate stream name '" + n + "'");
+            } else {
+              s.streams.push_back(n);
+              if (dev) explicit_stream_devices_[n] = *dev;
+            }
           }
         }
       }
@@ -184,6 +189,12 @@ class Validator {
       std::uint64_t d = 0;
       if (uint_in(*it, "device", 0, kMaxDevice, d)) s.device = static_cast<std::uint32_t>(d);
     }
+    s.devices.insert(s.device);
+    for (const std::string& n : s.streams) {
+      auto d = explicit_stream_devices_.find(n);
+      s.stream_devices[n] = d == explicit_stream_devices_.end() ? s.device : d->second;
+      s.devices.insert(s.stream_devices[n]);
+    }
     if (auto it = doc.find("conflict_policy"); it != doc.end()) {
       std::string c;
       if (enum_str(*it, "conflict_policy", {"order", "reject"}, c))
@@ -204,6 +215,7 @@ class Validator {
     }
     if (auto it = doc.find("expect"); it != doc.end()) expectations(*it, s.expect);
     if (auto it = doc.find("sim"); it != doc.end()) sim(*it, s.sim);
+    s.devices.insert(step_devices_.begin(), step_devices_.end());
     // Faults name launch/replay ids anywhere in the file.
     for (const auto& [path, sub] : fault_refs_) {
       if (std::find(submission_ids_.begin(), submission_ids_.end(), sub) == submission_ids_.end())
@@ -218,6 +230,31 @@ class Validator {
   std::vector<std::string> streams_;
   std::vector<std::string> submission_ids_;
   std::vector<std::pair<std::string, std::string>> fault_refs_;
+  std::map<std::string, std::uint32_t> explicit_stream_devices_;  // object-form streams
+  std::set<std::uint32_t> step_devices_;  // named by peer_access and vram steps
+
+  // A `streams` entry: a plain name, or {"name": n, "device": d} (extension).
+  bool stream_entry(const json& j, const std::string& p, std::string& name, std::optional<std::uint32_t>& dev) {
+    if (!j.is_object()) return name_str(j, p, name);
+    static const std::vector<std::string> keys = {"name", "device"};
+    for (const auto& [k, v] : j.items()) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end())
+        error(p + "." + k, "unknown stream field '" + k + "'" + did_you_mean(k, keys) + "; expected " + list(keys));
+    }
+    bool ok = true;
+    if (auto it = j.find("name"); it == j.end()) {
+      error(p + ".name", "missing required field 'name' of a stream object");
+      ok = false;
+    } else {
+      ok = name_str(*it, p + ".name", name);
+    }
+    if (auto it = j.find("device"); it != j.end()) {
+      std::uint64_t d = 0;
+      if (uint_in(*it, p + ".device", 0, kMaxDevice, d)) dev = static_cast<std::uint32_t>(d);
+      else ok = false;
+    }
+    return ok;
+  }
 
   bool str(const json& j, const std::string& p, std::string& out) {
     if (!j.is_string()) {
@@ -441,9 +478,10 @@ class Validator {
         {Op::wait, "wait", {}, {"id", "stream", "all"}},
         {Op::retire, "retire", {}, {"timeout_ms"}},
         {Op::check, "check", {"what"}, {"of", "value", "a", "b", "equals"}},
-        {Op::vram, "vram", {}, {"mark", "check", "tolerance_bytes"}},
+        {Op::vram, "vram", {}, {"mark", "check", "tolerance_bytes", "device"}},
         {Op::loop, "loop", {"count", "steps"}, {}},
         {Op::sleep, "sleep", {"us"}, {}},
+        {Op::peer_access, "peer_access", {"devices"}, {}},
     };
     return specs;
   }
@@ -607,9 +645,41 @@ class Validator {
       if (auto it = j.find("tolerance_bytes"); it != j.end())
         uint_in(*it, p + ".tolerance_bytes", 0, kMaxBytes, s.tolerance_bytes);
       s.vram_mark = m;
+      if (auto it = j.find("device"); it != j.end()) {
+        std::uint64_t d = 0;
+        if (uint_in(*it, p + ".device", 0, kMaxDevice, d)) {
+          s.device = static_cast<std::uint32_t>(d);
+          step_devices_.insert(*s.device);
+        }
+      }
     }
+    if (s.op == Op::peer_access) peer_access(j, p, s);
     if (s.op == Op::check) check(j, p, s);
     return diags.size() == before;
+  }
+
+  // {"op": "peer_access", "devices": [a, b]}: two distinct device ordinals.
+  void peer_access(const json& j, const std::string& p, Step& s) {
+    auto it = j.find("devices");
+    if (it == j.end()) return;  // reported as a missing required field
+    if (!it->is_array() || it->size() != 2) {
+      expected(p + ".devices", "an array of two device ordinals, e.g. [0, 1]", *it);
+      return;
+    }
+    bool ok = true;
+    for (std::size_t i = 0; i < 2; ++i) {
+      std::uint64_t d = 0;
+      if (uint_in((*it)[i], p + ".devices[" + std::to_string(i) + "]", 0, kMaxDevice, d))
+        s.peer_devices[i] = static_cast<std::uint32_t>(d);
+      else ok = false;
+    }
+    if (!ok) return;
+    if (s.peer_devices[0] == s.peer_devices[1]) {
+      error(p + ".devices", "peer access is between two different devices; found device " +
+                                std::to_string(s.peer_devices[0]) + " twice");
+      return;
+    }
+    step_devices_.insert(s.peer_devices.begin(), s.peer_devices.end());
   }
 
   void check(const json& j, const std::string& p, Step& s) {

@@ -30,6 +30,20 @@ ojson report_json(const RunRecord& r) {
               {"max", r.submit_ns->max()}};
   }
   const double lps = r.body_seconds > 0 ? static_cast<double>(r.launches) / r.body_seconds : 0.0;
+  auto vram_json = [](const VramRecord& v) {
+    return ojson{{"baseline_free", v.baseline_free}, {"final_free", v.final_free}, {"delta", v.delta},
+                 {"tolerance", v.tolerance}, {"ok", v.ok}, {"checked", v.checked}};
+  };
+  ojson vram = vram_json(r.vram);
+  if (!r.vram_devices.empty()) {  // several devices: each one's figures
+    ojson devices = ojson::array();
+    for (const auto& [d, v] : r.vram_devices) {
+      ojson e = vram_json(v);
+      e["device"] = d;
+      devices.push_back(std::move(e));
+    }
+    vram["devices"] = std::move(devices);
+  }
   return {{"format", "tandem.report/1"},
           {"tool", r.tool},
           {"scenario", r.scenario},
@@ -47,9 +61,7 @@ ojson report_json(const RunRecord& r) {
                      {"foreign_owners_unreleased", r.foreign_owners_unreleased}}},
           {"uniqueness", {{"checks", r.uniqueness_checks}, {"failures", r.uniqueness_failures},
                           {"runtime_checks", r.runtime_uniqueness_checks}}},
-          {"vram", {{"baseline_free", r.vram.baseline_free}, {"final_free", r.vram.final_free},
-                    {"delta", r.vram.delta}, {"tolerance", r.vram.tolerance}, {"ok", r.vram.ok},
-                    {"checked", r.vram.checked}}},
+          {"vram", vram},
           {"throughput", {{"submissions", r.submissions}, {"launches", r.launches},
                           {"launches_per_s", lps}, {"bytes_moved", r.bytes_moved}, {"retired", r.retired},
                           {"retire_latency_us", latency_us(r.retire_ns)}, {"submit_ns", submit}}},

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,10 @@ struct RunRecord {
   std::uint64_t live_allocations = 0, live_bytes = 0, quarantined_allocations = 0, quarantined_bytes = 0,
                 foreign_owners_unreleased = 0;
   std::uint64_t uniqueness_checks = 0, uniqueness_failures = 0, runtime_uniqueness_checks = 0;
-  VramRecord vram;
+  VramRecord vram;  // the scenario's `device`
+  // Per device, in the report only when the scenario uses several devices
+  // (extension: `vram.devices`).
+  std::map<std::uint32_t, VramRecord> vram_devices;
   std::uint64_t submissions = 0, launches = 0, retired = 0, bytes_moved = 0;
   double body_seconds = 0.0;
   const LatencyHistogram* submit_ns = nullptr;

@@ -81,6 +81,27 @@ class Context {
   // measure_retirement_latency. Written by retirement; lock-free reads.
   [[nodiscard]] const LatencyHistogram* retire_latency() const noexcept;
 
+  // --- several devices ------------------------------------------------------
+  // Sync, blocking the caller for the driver calls only (no device work is
+  // waited for); thread-safe; idempotent. Enables peer access between this
+  // context and `peer`, a context of ANOTHER device of the same platform, in
+  // both directions: each context's work may access the other's memory
+  // (cuCtxEnablePeerAccess both ways) and each context's memory pool grants
+  // the other device read-write access (cuMemPoolSetAccess: stream-ordered
+  // pools are not covered by context peer access). From then on copy() may
+  // take a view of one and a view of the other on a stream of either.
+  // Work already submitted is unaffected. Retains nothing.
+  // Throws Error(device_mismatch) when both are on the same device or on
+  // different platforms, Error(unsupported) when the driver says the devices
+  // cannot access each other (or lacks the entry points), Error(driver) on a
+  // driver failure; each names both contexts' ids and device ordinals. A
+  // failure part-way leaves peer access recorded as disabled (copies keep
+  // failing with device_mismatch) even if the driver enabled one direction.
+  void enable_peer_access(const Context& peer) const;
+  // Lock-protected read: whether enable_peer_access(peer) (from either side)
+  // has succeeded.
+  [[nodiscard]] bool peer_access_enabled(const Context& peer) const;
+
   explicit Context(detail::Ref<detail::ContextState> s) noexcept : s_(std::move(s)) {}
   [[nodiscard]] detail::ContextState* state() const noexcept { return s_.get(); }
   friend bool operator==(const Context& a, const Context& b) noexcept { return a.s_ == b.s_; }

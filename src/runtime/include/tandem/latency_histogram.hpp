@@ -23,6 +23,18 @@ class LatencyHistogram {
     while (ns > m && !max_.compare_exchange_weak(m, ns, std::memory_order_relaxed)) {
     }
   }
+  // Adds another histogram's samples (a snapshot of them, if it is still
+  // being written).
+  void add(const LatencyHistogram& o) noexcept {
+    for (std::size_t i = 0; i < kBuckets; ++i) {
+      buckets_[i].fetch_add(o.buckets_[i].load(std::memory_order_relaxed), std::memory_order_relaxed);
+    }
+    count_.fetch_add(o.count(), std::memory_order_relaxed);
+    std::uint64_t m = max_.load(std::memory_order_relaxed);
+    const std::uint64_t om = o.max();
+    while (om > m && !max_.compare_exchange_weak(m, om, std::memory_order_relaxed)) {
+    }
+  }
   [[nodiscard]] std::uint64_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t max() const noexcept { return max_.load(std::memory_order_relaxed); }
   // The value below which `q` (0..1) of the samples lie (a bucket's

@@ -73,6 +73,9 @@ class View {
   [[nodiscard]] std::uint64_t extent_bytes() const noexcept;
   [[nodiscard]] driver::DevicePtr device_ptr() const;  // of element 0
   [[nodiscard]] Context context() const;
+  // The ordinal of the device the allocation lives on (its context's device).
+  // Throws Error(invalid_handle) on an empty or moved-from view.
+  [[nodiscard]] int device_ordinal() const;
 
   // --- uniqueness (§5) --------------------------------------------------------
   // True when this allocation has exactly one view and no graph reference.

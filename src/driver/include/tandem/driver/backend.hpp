@@ -62,6 +62,17 @@ class Backend {
   virtual Result context_destroy(ContextHandle ctx) noexcept = 0;
   virtual Result context_device(ContextHandle ctx, int& ordinal) noexcept = 0;
 
+  // --- peer access between devices (sync) -----------------------------------
+  // Whether device `ordinal` can access the memory of device `peer` directly
+  // (cuDeviceCanAccessPeer). A device is never its own peer (false).
+  virtual Result device_can_access_peer(int ordinal, int peer, bool& out) noexcept = 0;
+  // Work of `ctx` may access memory of `peer`'s context from now on
+  // (cuCtxEnablePeerAccess). One direction only; already enabled is ok.
+  virtual Result context_enable_peer_access(ContextHandle ctx, ContextHandle peer) noexcept = 0;
+  // Device `peer` may read and write memory allocated from pool `p` of `ctx`
+  // (cuMemPoolSetAccess): peer access does not cover stream-ordered pools.
+  virtual Result pool_grant_access(ContextHandle ctx, PoolHandle p, int peer) noexcept = 0;
+
   // --- streams (create/destroy sync; destroy does not wait for work) -------
   // Non-blocking streams (no implicit sync with the legacy default stream).
   virtual Result stream_create(ContextHandle ctx, StreamHandle& out) noexcept = 0;

@@ -14,6 +14,13 @@
 //     overlapping bytes, at least one writing, are an `unordered_conflict`.
 // Violations are recorded, never thrown.
 //
+// Several devices (SimConfig::devices) each have their own capacity and
+// free-memory figure. As on CUDA, a stream's work may touch memory of another
+// device only once its context enabled peer access to that device's context
+// and, for pool memory, that device's pool granted access to the stream's
+// device: memcpy_async across devices without them fails with not_permitted.
+// Events and stream waits work across devices.
+//
 //   SimConfig cfg; cfg.memory_bytes = 64 << 20;
 //   SimBackend sim(cfg);
 //   sim.set_stream_delay(stream, std::chrono::microseconds(500));
@@ -33,6 +40,9 @@ namespace tandem::driver {
 struct SimConfig {
   std::size_t memory_bytes = std::size_t{1} << 30;  // capacity of each device
   int devices = 1;
+  // Whether distinct devices can access each other (device_can_access_peer);
+  // false models a machine without P2P, where enabling peer access fails.
+  bool peer_capable = true;
 };
 
 struct Violation {
@@ -59,6 +69,9 @@ class SimBackend final : public Backend {
   Result context_create(int ordinal, ContextHandle& out) noexcept override;
   Result context_destroy(ContextHandle ctx) noexcept override;
   Result context_device(ContextHandle ctx, int& ordinal) noexcept override;
+  Result device_can_access_peer(int ordinal, int peer, bool& out) noexcept override;
+  Result context_enable_peer_access(ContextHandle ctx, ContextHandle peer) noexcept override;
+  Result pool_grant_access(ContextHandle ctx, PoolHandle p, int peer) noexcept override;
   Result stream_create(ContextHandle ctx, StreamHandle& out) noexcept override;
   Result stream_destroy(ContextHandle ctx, StreamHandle s) noexcept override;
   Result stream_synchronize(ContextHandle ctx, StreamHandle s) noexcept override;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,12 @@ struct Scenario {
   std::uint32_t device = 0;
   ConflictPolicy conflict_policy = ConflictPolicy::order;
   std::vector<std::string> streams;
+  // The device of every declared stream: `device` for a plain name, the
+  // object form's own `device` otherwise (extension: several devices).
+  std::map<std::string, std::uint32_t> stream_devices;
+  // Every device the scenario uses: `device`, the streams' devices and the
+  // devices named by `peer_access` and `vram` steps.
+  std::set<std::uint32_t> devices;
   std::uint64_t repeat = 1;
   std::vector<Step> steps;
   std::map<std::string, std::vector<Step>> threads;

@@ -19,7 +19,7 @@ namespace tandem::scenario {
 enum class Op : std::uint8_t {
   alloc, foreign, slice, split, peel, atomic, to_tensor, tensor_view, as_buffer, into_buffer,
   reinterpret, launch, copy, upload, download, capture, replay, drop, forget, wait, retire,
-  check, vram, loop, sleep,
+  check, vram, loop, sleep, peer_access,
 };
 
 enum class CheckWhat : std::uint8_t {
@@ -72,6 +72,10 @@ struct Step {
   // vram
   bool vram_mark = false;                    // mark (else check)
   std::uint64_t tolerance_bytes = 0;
+  std::optional<std::uint32_t> device;       // vram: one device (else every device used)
+
+  // peer_access: the two devices (distinct)
+  std::array<std::uint32_t, 2> peer_devices{};
 };
 
 }  // namespace tandem::scenario
