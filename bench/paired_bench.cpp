@@ -11,9 +11,11 @@
 //   BM_PairedSimtLaunch / BM_PairedTileLaunch   counters ratio, raw_ns, tracked_ns
 //   BM_PairedLaunchThreads/K                    counters ratio (tracked / raw launches/s)
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench_env.hpp"
@@ -42,6 +44,32 @@ void settle(const Env& e) {
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
 
+// Pair `p`: raw then tracked when p is even, tracked then raw when odd,
+// each segment from a settled runtime. Returns {raw, tracked}.
+template <class Raw, class Tracked>
+auto run_pair(const Env& e, std::int64_t p, Raw raw, Tracked tracked) {
+  settle(e);
+  decltype(raw()) r{}, t{};
+  if (p % 2 == 0) {
+    r = raw();
+    settle(e);
+    t = tracked();
+  } else {
+    t = tracked();
+    settle(e);
+    r = raw();
+  }
+  return std::pair{r, t};
+}
+
+// Nanoseconds per call over kSegment calls of `launch`.
+template <class F>
+double per_launch_ns(F launch) {
+  const auto t0 = Clock::now();
+  for (std::int64_t i = 0; i < kSegment; ++i) launch();
+  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(kSegment);
+}
+
 void paired_launch(benchmark::State& st, KernelKind kind) {
   Env* e = Env::get(st);
   if (e == nullptr) return;
@@ -50,31 +78,13 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
   guarded(st, [&] {
     PreparedLaunch k(*e, e->stream, kind);
     const LeakWatch leaks(*e);
-    auto raw_segment = [&] {
-      const auto t0 = Clock::now();
-      for (std::int64_t i = 0; i < kSegment; ++i) k.raw(*d);
-      return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(kSegment);
-    };
-    auto tracked_segment = [&] {
-      const auto t0 = Clock::now();
-      for (std::int64_t i = 0; i < kSegment; ++i) (void)k.tracked();
-      return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(kSegment);
-    };
+    auto raw_segment = [&] { return per_launch_ns([&] { k.raw(*d); }); };
+    auto tracked_segment = [&] { return per_launch_ns([&] { (void)k.tracked(); }); };
     std::vector<double> ratios, raws, trackeds;
     double total = 0;
     for (auto _ : st) {
       for (std::int64_t p = 0; p < kPairs; ++p) {
-        double raw = 0, tracked = 0;
-        settle(*e);
-        if (p % 2 == 0) {
-          raw = raw_segment();
-          settle(*e);
-          tracked = tracked_segment();
-        } else {
-          tracked = tracked_segment();
-          settle(*e);
-          raw = raw_segment();
-        }
+        const auto [raw, tracked] = run_pair(*e, p, raw_segment, tracked_segment);
         ratios.push_back(tracked / raw);
         raws.push_back(raw);
         trackeds.push_back(tracked);
@@ -104,17 +114,9 @@ void BM_PairedLaunchThreads(benchmark::State& st) {
     double total = 0;
     for (auto _ : st) {
       for (std::int64_t p = 0; p < kThreadPairs; ++p) {
-        LaneRun raw, tracked;
-        settle(*e);
-        if (p % 2 == 0) {
-          raw = run_lanes(*e, threads, kPerThread, false);
-          settle(*e);
-          tracked = run_lanes(*e, threads, kPerThread, true);
-        } else {
-          tracked = run_lanes(*e, threads, kPerThread, true);
-          settle(*e);
-          raw = run_lanes(*e, threads, kPerThread, false);
-        }
+        const auto [raw, tracked] = run_pair(
+            *e, p, [&] { return run_lanes(*e, threads, kPerThread, false); },
+            [&] { return run_lanes(*e, threads, kPerThread, true); });
         if (!raw.error.empty()) throw std::runtime_error(raw.error);
         if (!tracked.error.empty()) throw std::runtime_error(tracked.error);
         ratios.push_back(tracked.launches_per_s / raw.launches_per_s);

@@ -14,26 +14,7 @@
 namespace tandem::test {
 namespace {
 
-class Births : public RuntimeFixture {
- protected:
-  // Parks the retirement thread inside a foreign owner callback (retirement
-  // runs it when the last lease of an adopted buffer retires) until `hold`
-  // opens. Returns once it is parked.
-  void park_retirement(const Env& e, Gate& hold) {
-    const driver::DevicePtr p = foreign_alloc(e.ctx, 64);
-    Gate& kernel = gate();
-    {
-      View f = adopt(e.ctx, p, DType::u32, 16, [&hold, &be = platform().backend(), h = e.ctx.native(), p] {
-        hold.pass();
-        (void)be.mem_free(h, p);
-      });
-      (void)hold_many(e.b, {{&f, Access::write}}, &kernel);
-      ASSERT_TRUE(kernel.wait_arrivals(1));
-    }
-    kernel.open();
-    ASSERT_TRUE(hold.wait_arrivals(1)) << "retirement never released the adopted buffer";
-  }
-};
+using Births = RuntimeFixture;
 
 TEST_F(Births, AnAllocationWithNothingInFlightIsFreedWithoutARetirementRoundTrip) {
   Env e = env();

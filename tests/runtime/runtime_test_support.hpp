@@ -467,6 +467,25 @@ class RuntimeFixture : public ::testing::Test {
     return p;
   }
 
+  // Parks the runtime's retirement thread inside a foreign owner callback
+  // (which retirement runs when the last lease of an adopted buffer
+  // retires) until `hold` opens. Returns once the thread is parked. Used to
+  // let device work finish before retirement looks at it.
+  void park_retirement(const Env& e, Gate& hold) {
+    const driver::DevicePtr p = foreign_alloc(e.ctx, 64);
+    Gate& kernel = gate();
+    {
+      View f = adopt(e.ctx, p, DType::u32, 16, [&hold, &be = platform().backend(), h = e.ctx.native(), p] {
+        hold.pass();
+        (void)be.mem_free(h, p);
+      });
+      (void)hold_many(e.b, {{&f, Access::write}}, &kernel);
+      ASSERT_TRUE(kernel.wait_arrivals(1));
+    }  // the last view goes while the kernel holds the lease
+    kernel.open();
+    ASSERT_TRUE(hold.wait_arrivals(1)) << "retirement never released the adopted buffer";
+  }
+
   std::optional<Platform> platform_;
   std::mutex gates_mu_;
   // Destroyed after TearDown (which opened them and waited for retirement).
