@@ -177,7 +177,7 @@ TEST_F(Births, AGraphCaptureOnTheBirthStreamStillOrdersAnotherStreamsFirstUse) {
 // lands on that mark, and is the submission's own.
 TEST_F(Births, AFaultOnTheBirthMarkQuarantinesTheSubmissionThatRecordedIt) {
   IntentionalLeakScope leak;  // quarantined memory is retained forever, by contract
-  Env e = env();
+  Env e = exact_env();
   View y = allocate(e.a, DType::u32, 16);
   settle();
   std::optional<View> x = allocate(e.a, DType::u32, 16);
@@ -202,7 +202,7 @@ TEST_F(Births, AFaultOnTheBirthMarkQuarantinesTheSubmissionThatRecordedIt) {
 // the allocation once the last one retires and the last view goes.
 TEST_F(Births, CountsHandedOnByAQuarantinedLeaseStillRetainTheAllocation) {
   IntentionalLeakScope leak;
-  Env e = env();
+  Env e = exact_env();  // f1 alone faulted: f2 and f3 must not share its event
   std::optional<View> x = allocate(e.a, DType::u32, 16);
   (void)fill(e.a, *x, 0);
   settle();

@@ -313,7 +313,7 @@ TEST_F(Retirement, CompletionUnknownQuarantinesInsteadOfFreeing) {
 // reports the inherited fault.
 TEST_F(Retirement, AFaultIsAttributedOnlyToTheSubmissionWhoseEventReportsIt) {
   IntentionalLeakScope leak;
-  Env e = env();
+  Env e = exact_env();
   View x = allocate(e.a, DType::u32, 64);
   View y = allocate(e.a, DType::u32, 64);
   settle();

@@ -432,7 +432,20 @@ class RuntimeFixture : public ::testing::Test {
   Device device() { return platform().device(0); }
 
   Env env(ConflictPolicy policy = ConflictPolicy::order) {
-    Context ctx = Context::create(device(), ContextOptions{policy});
+    ContextOptions o;
+    o.conflict_policy = policy;
+    return env_with(o);
+  }
+  // One completion event per submission: for tests of exact fault
+  // attribution (ContextOptions::share_completion_events).
+  Env exact_env(ConflictPolicy policy = ConflictPolicy::order) {
+    ContextOptions o;
+    o.conflict_policy = policy;
+    o.share_completion_events = false;
+    return env_with(o);
+  }
+  Env env_with(const ContextOptions& o) {
+    Context ctx = Context::create(device(), o);
     Stream a = Stream::create(ctx);
     Stream b = Stream::create(ctx);
     return Env{ctx, a, b};

@@ -17,6 +17,7 @@ Context make(const Device& device, driver::ContextHandle borrowed, std::shared_p
       options.conflict_policy)));
   // Before the context is shared: no submission can exist yet.
   if (options.measure_retirement_latency) c.state()->retire_latency = std::make_unique<LatencyHistogram>();
+  c.state()->share_events = options.share_completion_events;
   return c;
 }
 }  // namespace

@@ -93,6 +93,7 @@ struct ContextState {
   // Set once before the context is shared (Context::create); see
   // ContextOptions::measure_retirement_latency.
   std::unique_ptr<LatencyHistogram> retire_latency;
+  bool share_events = true;  // ContextOptions::share_completion_events; set once, like retire_latency
 
  private:
   ContextState(PlatformState& platform, int ordinal, std::uint64_t id, bool owned,

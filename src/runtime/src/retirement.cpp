@@ -57,7 +57,7 @@ constexpr auto kMaxSleep = std::chrono::microseconds(1000);
 constexpr auto kIdleSpin = std::chrono::microseconds(200);
 
 driver::Result query(const StreamState& s, const Submission& sub) noexcept {
-  if (!sub.event) return {driver::Status::completion_unknown, 0, "no completion event"};
+  if (!sub.evented()) return {driver::Status::completion_unknown, 0, "no completion event"};
   return s.ctx->backend().event_query(s.ctx->handle, sub.event);
 }
 
@@ -269,11 +269,21 @@ bool Retirement::sweep_stream(StreamState& s) {
   // the queue was empty) before `tail`. Links from head up to newest were
   // written before newest was published, so they are stable; only
   // newest->next may be changing.
-  Submission* const newest = s.tail.load(std::memory_order_acquire);
+  Submission* newest = s.tail.load(std::memory_order_acquire);
   Submission* const head = s.head.load(std::memory_order_acquire);
   if (!newest || !head) return false;
   outcomes_.clear();
-  const driver::Result r = query(s, *newest);
+  const std::uint64_t submitted = s.submitted_seq.load(std::memory_order_acquire);
+  const bool quiet = submitted == s.swept_submitted;
+  s.swept_submitted = submitted;
+  if (newest->covered && (quiet || waiters_.load(std::memory_order_relaxed) != 0)) {
+    // The newest work shares an event not recorded yet: the stream went
+    // quiet (or someone waits), so record one after it now.
+    newest = cover_tail(s);
+    if (!newest) return false;
+  }
+  driver::Result r{driver::Status::not_ready, 0, "covered"};
+  if (!newest->covered) r = query(s, *newest);  // else: hot; prove what the events recorded so far prove
   Submission* last_complete = nullptr;
   if (r.ok()) {
     last_complete = newest;
@@ -297,17 +307,45 @@ bool Retirement::sweep_stream(StreamState& s) {
   return true;
 }
 
+// Queues a marker after a covered tail (under the stream lock) and returns
+// the new tail; null when no event could be had (the device is failing).
+Submission* Retirement::cover_tail(StreamState& s) noexcept {
+  Guard g(s.mu);
+  Submission* t = s.tail.load(std::memory_order_relaxed);
+  if (t && t->covered && !s.capture) {
+    bool queued = false;
+    try {
+      (void)s.queue_marker(queued);
+    } catch (...) {
+      return nullptr;
+    }
+    t = s.tail.load(std::memory_order_relaxed);
+  }
+  return t;
+}
+
 // Finds (within kProbes queries) a complete submission in [head, newest),
-// newest known incomplete. False if a query reported an error.
+// newest known incomplete or not provable yet (covered). Covered nodes are
+// proven by the next event after them: a probe landing on one moves on to
+// it. False if a query reported an error.
 bool Retirement::bisect(StreamState& s, Submission* head, Submission* newest, Submission*& last_complete) {
   constexpr int kProbes = 3;
   std::uint64_t lo = 0;                        // offsets [0, lo) proven complete
-  std::uint64_t hi = newest->seq - head->seq;  // offset hi is incomplete
+  std::uint64_t hi = newest->seq - head->seq;  // offset hi is incomplete (or unprovable)
   Submission* at_lo = head;
   for (int probe = 0; probe < kProbes && lo < hi; ++probe) {
-    const std::uint64_t mid = lo + (hi - lo) / 2;
+    std::uint64_t mid = lo + (hi - lo) / 2;
     Submission* node = at_lo;
     for (std::uint64_t i = lo; i < mid; ++i) node = node->next;
+    const std::uint64_t first = mid;
+    while (node->covered && mid < hi) {
+      node = node->next;
+      ++mid;
+    }
+    if (mid == hi) {  // nothing in [first, hi) has an event of its own
+      hi = first;
+      continue;
+    }
     const driver::Result q = query(s, *node);
     if (q.ok()) {
       TANDEM_TRACE("bisect stream %lu: seq %lu complete (event %p)", s.id,
@@ -326,16 +364,26 @@ bool Retirement::bisect(StreamState& s, Submission* head, Submission* newest, Su
 }
 
 void Retirement::walk_attributing_errors(StreamState& s, Submission* head, Submission* newest) {
+  std::size_t covered_from = 0;  // outcomes_ from here wait for the next event's verdict
   for (Submission* p = head;; p = p->next) {
+    if (p->covered) {
+      outcomes_.push_back({p, false});
+      if (p == newest) break;
+      continue;
+    }
     driver::Result q = driver::kOk;
     // A birth mark is the submission's own event too: an error there is
     // the submission's (and querying it is what clears it on the sim).
     if (p->birth_mark) q = s.ctx->backend().event_query(s.ctx->handle, p->birth_mark);
     if (q.ok()) q = query(s, *p);
     if (q.status == driver::Status::not_ready) break;
+    // The event proves (or fails to prove) the covered run before it too.
+    for (std::size_t i = covered_from; i < outcomes_.size(); ++i) outcomes_[i].completed = q.ok();
     outcomes_.push_back({p, q.ok()});
+    covered_from = outcomes_.size();
     if (p == newest) break;
   }
+  outcomes_.resize(covered_from);  // a covered run no event has judged yet stays queued
 }
 
 // Takes a completed submission's leases out of their trackers, noting the

@@ -132,8 +132,17 @@ void StreamState::enqueue_locked(Submission* sub) noexcept {
 
 driver::EventHandle StreamState::event_after(std::uint64_t seq, bool& queued_marker) {
   const Submission* t = tail.load(std::memory_order_relaxed);
-  if (t && t->seq >= seq) return t->event;
+  if (t && t->seq >= seq && !t->covered) return t->event;
   if (capture) return {};  // a marker would be captured, not run
+  return queue_marker(queued_marker);
+}
+
+driver::EventHandle StreamState::event_proving(const Submission& sub, bool& queued_marker) {
+  // Pending, so linked: the nodes after it are pending too.
+  for (const Submission* p = &sub; p != nullptr; p = p->next) {
+    if (!p->covered) return p->event;  // none: unknown completion, nothing can prove it
+  }
+  if (capture) return {};
   return queue_marker(queued_marker);
 }
 
@@ -173,6 +182,8 @@ driver::EventHandle StreamState::queue_marker(bool& queued_marker) {
   }
   m->kind = SubmissionKind::marker;
   m->submitted_ns = 0;
+  m->covered = false;
+  shared_run = 0;
   m->id = next_id(IdKind::submission);
   m->seq = next_seq++;
   m->stream = this;

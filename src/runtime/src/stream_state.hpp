@@ -125,10 +125,16 @@ struct StreamState {
 
   // An event that completes only after every operation enqueued on this
   // stream before the submission numbered `seq`: the newest pending
-  // submission's when it was enqueued late enough, else that of a marker
-  // queued now (`queued_marker` set: the caller notifies retirement once it
-  // holds no lock). None while capturing or when recording failed.
+  // submission's when it was enqueued late enough and has its own event,
+  // else that of a marker queued now (`queued_marker` set: the caller
+  // notifies retirement once it holds no lock). None while capturing or
+  // when recording failed.
   driver::EventHandle event_after(std::uint64_t seq, bool& queued_marker) TANDEM_REQUIRES(mu);
+  // The event that proves pending submission `sub` (of this stream) done:
+  // its own, or, when it is covered, the first one recorded after it (a
+  // marker queued now if there is none yet). None when its completion is
+  // unknown (an event record failed) or while capturing.
+  driver::EventHandle event_proving(const Submission& sub, bool& queued_marker) TANDEM_REQUIRES(mu);
   // The birth mark of submission `birth_seq`, which follows the allocations
   // made before it (a marker queued now if nothing was submitted since
   // them). None once that submission settled (the caller checks proven_seq
@@ -169,6 +175,10 @@ struct StreamState {
   Submission* last_mark TANDEM_GUARDED_BY(mu) = nullptr;  // the newest birth mark's; valid while queued
   std::uint64_t last_mark_seq TANDEM_GUARDED_BY(mu) = 0;
   bool unmarked_allocation TANDEM_GUARDED_BY(mu) = false;  // allocated since the newest seq was taken
+  // Covered submissions queued since the newest one that recorded its own
+  // event (ContextOptions::share_completion_events).
+  std::uint32_t shared_run TANDEM_GUARDED_BY(mu) = 0;
+  static constexpr std::uint32_t kShareRun = 8;  // at most 7 covered submissions per event
   // Written by submitters under `mu` (one writer at a time: plain stores),
   // read without the lock by retirement, stats and waiters.
   std::atomic<std::uint64_t> submitted_seq{0};   // seq of the newest queued
@@ -176,6 +186,7 @@ struct StreamState {
   std::atomic<std::uint64_t> leases_taken{0};
 
   alignas(64) std::atomic<std::uint64_t> settled_seq{0};  // everything <= this settled
+  std::uint64_t swept_submitted = 0;  // retirement only: submitted_seq at its previous sweep
   std::atomic<std::uint64_t> user_settled{0};
   std::atomic<std::uint64_t> leases_released{0};
   std::atomic<std::uint64_t> retired{0};

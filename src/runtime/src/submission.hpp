@@ -70,7 +70,12 @@ struct alignas(64) Submission {
   std::uint64_t seq = 0;  // position on its stream
   StreamState* stream = nullptr;   // valid while pending
   std::uint64_t stream_id = 0;
-  driver::EventHandle event;       // completion; none if recording it failed
+  // Completion. None if recording it failed (completion unknown), or when
+  // `covered`: the submission shares the next event recorded on its stream
+  // after it (a later submission's or an ordering marker's), which stream
+  // order makes prove it done too (ContextOptions::share_completion_events).
+  driver::EventHandle event;
+  bool covered = false;
   // Recorded before the work by the first submission after new allocations
   // on its stream: what another stream's first use of them waits for
   // (stream_state.hpp). Part of this submission: if its completion is
@@ -88,6 +93,8 @@ struct alignas(64) Submission {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
   [[nodiscard]] bool user_visible() const noexcept { return kind != SubmissionKind::marker; }
+  // Its own event can be queried or waited on (not covered, recorded).
+  [[nodiscard]] bool evented() const noexcept { return !covered && static_cast<bool>(event); }
   [[nodiscard]] static std::uint64_t now_ns() noexcept {
     return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                           std::chrono::steady_clock::now().time_since_epoch())

@@ -154,7 +154,7 @@ bool enqueued(const Lease& l) noexcept {
 using WaitList = SmallVector<const Submission*, 4>;
 
 void add_wait(WaitList& waits, const Submission* owner) {
-  if (!owner->event) return;  // its completion is unknown; nothing to wait on
+  if (!owner->covered && !owner->event) return;  // its completion is unknown; nothing to wait on
   for (const Submission*& w : waits) {
     if (w->stream_id == owner->stream_id) {
       if (owner->seq > w->seq) w = owner;
@@ -289,6 +289,27 @@ Submission* capture_locked(StreamState& s, SubmitSpec& spec) TANDEM_REQUIRES(s.m
   return nullptr;
 }
 
+// Under the tracker locks, which keep each owner pending: the event each
+// wait uses. A covered owner is proven by the next event of its stream (a
+// marker queued now if none follows it yet). Retirement settles a stream's
+// queue in order, and cannot settle an owner while its lease is in a
+// tracker held here, so the event found is not recycled before the wait is
+// enqueued. Lock order: trackers, then the owner's stream.
+using WaitEvents = SmallVector<driver::EventHandle, 4>;
+
+void resolve_wait_events(const WaitList& waits, WaitEvents& out) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+  for (const Submission* w : waits) {
+    driver::EventHandle e = w->event;
+    if (w->covered) {
+      bool queued = false;  // submit() wakes retirement on the way out
+      StreamState& os = *w->stream;
+      Guard g(os.mu);
+      e = os.event_proving(*w, queued);
+    }
+    if (e) out.push_back(e);
+  }
+}
+
 // Lock scopes: the trackers are held while conflicts are resolved and the
 // new leases published (marked `publishing`), not across the driver calls;
 // the stream lock is held from reserving the seq to queueing the
@@ -311,6 +332,8 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   TrackerLocks trackers(a, n);
   WaitList waits;
   resolve_conflicts(s, a, n, waits);
+  WaitEvents wait_events;
+  resolve_wait_events(waits, wait_events);
 
   StreamLock stream_lock(s.mu);
   if (s.capture) {
@@ -318,8 +341,14 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
                                             " raced with a graph capture beginning on it");
   }
   Submission* sub = s.take_submission();
+  // Share the next event (see ContextOptions::share_completion_events) when
+  // this stream has work pending that retirement will prove anyway, and the
+  // run of covered submissions is short. A birth mark's carrier records
+  // its own event: other streams wait on the two of them directly.
+  const bool cover = ctx.share_events && !s.unmarked_allocation &&
+                     s.tail.load(std::memory_order_relaxed) != nullptr && s.shared_run + 1 < StreamState::kShareRun;
   try {
-    if (!sub->event) sub->event = s.take_event();
+    if (!cover && !sub->event) sub->event = s.take_event();
     if (s.unmarked_allocation) {
       // Before this work and its waits: another stream's first use of the
       // new allocations waits for the allocations, not for this work.
@@ -329,8 +358,8 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
         sub->birth_mark = {};
       }
     }
-    for (const Submission* w : waits) {
-      ctx.check(b.stream_wait_event(ctx.handle, s.handle, w->event),
+    for (const driver::EventHandle w : wait_events) {
+      ctx.check(b.stream_wait_event(ctx.handle, s.handle, w),
                 std::string("ordering ") + spec.what + " on stream " + std::to_string(s.id) +
                     " after a conflicting submission");
     }
@@ -375,11 +404,17 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
     ctx.fail(r, r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver,
              std::string(spec.what) + " on stream " + std::to_string(s.id));
   }
-  if (!b.event_record(ctx.handle, sub->event, s.handle).ok()) {
-    // The work is on the device but its completion cannot be proven: the
-    // submission is queued without an event and retirement quarantines it.
-    s.free_events.push_back(sub->event);
-    sub->event = {};
+  sub->covered = cover;
+  if (cover) {
+    ++s.shared_run;
+  } else {
+    s.shared_run = 0;
+    if (!b.event_record(ctx.handle, sub->event, s.handle).ok()) {
+      // The work is on the device but its completion cannot be proven: the
+      // submission is queued without an event and retirement quarantines it.
+      s.free_events.push_back(sub->event);
+      sub->event = {};
+    }
   }
   sub->keep_alive = std::move(spec.keep_alive);
   // The queue's reference and the future's. Nobody else counts references

@@ -40,6 +40,16 @@ struct ContextOptions {
   // took from the submit call to the release of its leases (kernel time
   // included) in retire_latency(). Costs a clock read per submission.
   bool measure_retirement_latency = false;
+  // Submissions that follow each other closely on one stream share a
+  // completion event: while the stream has work pending, only every 8th
+  // submission records one (the first on an idle stream always does), and
+  // retirement records one after the last when the stream goes quiet (or
+  // someone waits). Stream order makes a later event's completion prove the
+  // earlier work done, so nothing is released early; what changes is that an
+  // error (unknown completion) is attributed to every submission the failing
+  // event covers, not only to the one that caused it, and they are all
+  // quarantined. Off: one event per submission (exact attribution).
+  bool share_completion_events = true;
 };
 
 class Context {

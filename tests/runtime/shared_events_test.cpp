@@ -1,0 +1,139 @@
+// ContextOptions::share_completion_events: while a stream has work pending,
+// submissions share the next completion event recorded after them. Nothing
+// may be released, ordered or reported differently from one event per
+// submission, except that an unknown completion covers the whole run.
+#include <optional>
+
+#include "runtime/runtime_test_support.hpp"
+
+namespace tandem::test {
+namespace {
+
+using SharedEvents = RuntimeFixture;
+
+// Every submission of a burst behind a held one retires once the device is
+// done, including the last ones, which no submission recorded an event
+// after: retirement records one when the stream goes quiet.
+TEST_F(SharedEvents, EveryCoveredSubmissionRetiresOnceTheStreamIsQuiet) {
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 64);
+  Gate& g = gate();
+  LaunchFuture first = fill(e.a, x, 0, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  std::vector<LaunchFuture> burst;
+  for (std::uint32_t i = 0; i < 21; ++i) burst.push_back(add(e.a, x, 1));  // 21: not a multiple of the run
+  for (const LaunchFuture& f : burst) EXPECT_EQ(f.status(), SubmissionStatus::pending) << "retired before the gate";
+  g.open();
+  for (const LaunchFuture& f : burst) {
+    ASSERT_TRUE(f.wait(kPatience));
+    EXPECT_EQ(f.status(), SubmissionStatus::retired);
+  }
+  EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(64, 21));
+  EXPECT_EQ(e.ctx.stats().pending_submissions, 0U);
+}
+
+// A conflicting write on another stream waits for a covered submission: on
+// the event after it (a marker, if none was recorded yet). The simulator
+// reports an unordered overlap as a violation; the contents say who ran last.
+TEST_F(SharedEvents, AConflictWithACoveredSubmissionIsOrderedAfterIt) {
+  Env e = env();
+  View held = allocate(e.a, DType::u32, 16);
+  View x = allocate(e.a, DType::u32, 64);
+  settle();
+  Gate& g = gate();
+  LaunchFuture first = fill(e.a, held, 0, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  LaunchFuture covered = fill(e.a, x, 7);  // the stream has work pending: it shares the next event
+  LaunchFuture later = fill(e.b, x, 9);    // must run after `covered`
+  EXPECT_EQ(later.status(), SubmissionStatus::pending);
+  g.open();
+  ASSERT_TRUE(later.wait(kPatience));
+  EXPECT_EQ(read_u32(e.b, x), std::vector<std::uint32_t>(64, 9));
+  EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
+}
+
+// Under reject, a covered submission's lease rejects like any other.
+TEST_F(SharedEvents, ACoveredSubmissionsLeaseRejectsAConflictUntilItRetires) {
+  Env e = env(ConflictPolicy::reject);
+  View held = allocate(e.a, DType::u32, 16);
+  View x = allocate(e.a, DType::u32, 64);
+  settle();
+  Gate& g = gate();
+  LaunchFuture first = fill(e.a, held, 0, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  LaunchFuture covered = fill(e.a, x, 7);
+  EXPECT_TANDEM_ERROR(ErrorCode::conflict, fill(e.b, x, 9));
+  g.open();
+  ASSERT_TRUE(covered.wait(kPatience));
+  EXPECT_NO_THROW((void)fill(e.b, x, 9));
+}
+
+// The memory a covered submission uses is freed only after the event that
+// proves it done completed.
+TEST_F(SharedEvents, MemoryOfACoveredSubmissionIsFreedOnlyAfterItCompletes) {
+  Env e = env();
+  View held = allocate(e.a, DType::u32, 16);
+  settle();
+  const RuntimeStats before = e.ctx.stats();
+  std::optional<View> x = allocate(e.a, DType::u32, 64);
+  Gate& g = gate();
+  LaunchFuture first = fill(e.a, held, 0, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  (void)add(e.a, *x, 1);  // covered; future dropped
+  x.reset();
+  EXPECT_EQ(e.ctx.stats().frees_total, before.frees_total) << "freed under pending work";
+  g.open();
+  ASSERT_TRUE(e.ctx.wait_for_retirement(kPatience));
+  EXPECT_EQ(e.ctx.stats().frees_total, before.frees_total + 1);
+  EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
+}
+
+// An unknown completion on a shared event cannot be pinned on one of the
+// submissions it covers: all of them are quarantined (their memory kept),
+// none is reported retired.
+TEST_F(SharedEvents, AFaultOnASharedEventQuarantinesEverySubmissionItCovers) {
+  IntentionalLeakScope leak;  // quarantined memory is retained forever, by contract
+  Env e = env();
+  View held = allocate(e.a, DType::u32, 16);
+  View y = allocate(e.a, DType::u32, 16);
+  View z = allocate(e.a, DType::u32, 16);
+  settle();
+  Gate& g = gate();
+  LaunchFuture first = fill(e.a, held, 0, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  sim().arm_completion_unknown(e.a.native());  // the next event recorded on a: the one after fy and fz
+  LaunchFuture fy = fill(e.a, y, 1);
+  LaunchFuture fz = fill(e.a, z, 2);
+  g.open();
+  ASSERT_TRUE(fy.wait(kPatience));
+  ASSERT_TRUE(fz.wait(kPatience));
+  EXPECT_EQ(first.status(), SubmissionStatus::retired);
+  EXPECT_EQ(fy.status(), SubmissionStatus::quarantined);
+  EXPECT_EQ(fz.status(), SubmissionStatus::quarantined);
+  EXPECT_EQ(e.ctx.stats().quarantined_allocations, 2U);
+}
+
+// Off: each submission records its own event, and a fault stays with it.
+TEST_F(SharedEvents, WithSharingOffAFaultStaysWithItsSubmission) {
+  IntentionalLeakScope leak;
+  Env e = exact_env();
+  View held = allocate(e.a, DType::u32, 16);
+  View y = allocate(e.a, DType::u32, 16);
+  View z = allocate(e.a, DType::u32, 16);
+  settle();
+  Gate& g = gate();
+  LaunchFuture first = fill(e.a, held, 0, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  sim().arm_completion_unknown(e.a.native());
+  LaunchFuture fy = fill(e.a, y, 1);  // its own event: the faulted one
+  LaunchFuture fz = fill(e.a, z, 2);
+  g.open();
+  ASSERT_TRUE(fz.wait(kPatience));
+  ASSERT_TRUE(fy.wait(kPatience));
+  EXPECT_EQ(fy.status(), SubmissionStatus::quarantined);
+  EXPECT_EQ(fz.status(), SubmissionStatus::retired);
+  EXPECT_EQ(e.ctx.stats().quarantined_allocations, 1U);
+}
+
+}  // namespace
+}  // namespace tandem::test
