@@ -282,13 +282,20 @@ bool Retirement::sweep_stream(StreamState& s) {
     newest = cover_tail(s);
     if (!newest) return false;
   }
+  // Newest first: the newest event proves everything before it. While the
+  // stream is hot its newest work is covered, so ask its newest event.
+  Submission* probe = newest;
+  if (newest->covered) {
+    Guard g(s.mu);
+    probe = s.last_evented_seq >= head->seq ? s.last_evented : nullptr;
+  }
   driver::Result r{driver::Status::not_ready, 0, "covered"};
-  if (!newest->covered) r = query(s, *newest);  // else: hot; prove what the events recorded so far prove
+  if (probe) r = query(s, *probe);
   Submission* last_complete = nullptr;
   if (r.ok()) {
-    last_complete = newest;
+    last_complete = probe;
   } else if (r.status == driver::Status::not_ready) {
-    if (!bisect(s, head, newest, last_complete)) walk_attributing_errors(s, head, newest);
+    if (!bisect(s, head, probe ? probe : newest, last_complete)) walk_attributing_errors(s, head, newest);
   } else {
     walk_attributing_errors(s, head, newest);
   }

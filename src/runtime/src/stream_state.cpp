@@ -184,6 +184,10 @@ driver::EventHandle StreamState::queue_marker(bool& queued_marker) {
   m->submitted_ns = 0;
   m->covered = false;
   shared_run = 0;
+  if (e) {
+    last_evented = m;
+    last_evented_seq = m->seq;
+  }
   m->id = next_id(IdKind::submission);
   m->seq = next_seq++;
   m->stream = this;

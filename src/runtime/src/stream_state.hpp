@@ -178,6 +178,10 @@ struct StreamState {
   // Covered submissions queued since the newest one that recorded its own
   // event (ContextOptions::share_completion_events).
   std::uint32_t shared_run TANDEM_GUARDED_BY(mu) = 0;
+  // The newest queued submission with an event of its own (valid while its
+  // seq is at or above head's: retirement alone unlinks and recycles).
+  Submission* last_evented TANDEM_GUARDED_BY(mu) = nullptr;
+  std::uint64_t last_evented_seq TANDEM_GUARDED_BY(mu) = 0;
   static constexpr std::uint32_t kShareRun = 8;  // at most 7 covered submissions per event
   // Written by submitters under `mu` (one writer at a time: plain stores),
   // read without the lock by retirement, stats and waiters.

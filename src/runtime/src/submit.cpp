@@ -414,6 +414,9 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
       // submission is queued without an event and retirement quarantines it.
       s.free_events.push_back(sub->event);
       sub->event = {};
+    } else {
+      s.last_evented = sub;
+      s.last_evented_seq = sub->seq;
     }
   }
   sub->keep_alive = std::move(spec.keep_alive);
