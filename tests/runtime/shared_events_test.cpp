@@ -32,6 +32,54 @@ TEST_F(SharedEvents, EveryCoveredSubmissionRetiresOnceTheStreamIsQuiet) {
   EXPECT_EQ(e.ctx.stats().pending_submissions, 0U);
 }
 
+// Nobody waits here: retirement alone notices that the covered tail of the
+// burst went quiet and records a marker after it. At least every 8th
+// submission of the burst records its own event (the default run).
+TEST_F(SharedEvents, AQuietCoveredTailGetsAMarkerFromRetirement) {
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 64);
+  settle();
+  const RuntimeStats before = e.ctx.stats();
+  Gate& g = gate();
+  LaunchFuture first = fill(e.a, x, 0, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  for (std::uint32_t i = 0; i < 21; ++i) (void)add(e.a, x, 1);  // futures dropped: no waiter
+  g.open();
+  ASSERT_TRUE(eventually([&] { return e.ctx.stats().pending_submissions == 0; }));
+  const RuntimeStats after = e.ctx.stats();
+  // At most: a slow machine may pause long enough inside the burst for
+  // retirement to cover part of it early, which starts a new run.
+  const std::uint64_t shared = after.shared_event_submissions - before.shared_event_submissions;
+  EXPECT_GT(shared, 0U);
+  EXPECT_LE(shared, 21U - 21U / 8);
+  EXPECT_GE(after.quiet_tail_markers - before.quiet_tail_markers, 1U);
+  EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(64, 21));
+}
+
+// A long queue of mostly covered submissions, retired a part at a time
+// while more arrive: retirement's cursor finds each newest own event
+// without losing or double-counting any submission.
+TEST_F(SharedEvents, ADeepQueueOfCoveredSubmissionsRetiresCompletely) {
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 16);
+  settle();
+  const RuntimeStats before = e.ctx.stats();
+  Gate& g = gate();
+  LaunchFuture first = fill(e.a, x, 0, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  constexpr std::uint32_t kQueued = 500;
+  for (std::uint32_t i = 0; i < kQueued; ++i) {
+    if (i == kQueued / 2) g.open();  // the first half retires while the second is queued
+    (void)add(e.a, x, 1);
+  }
+  ASSERT_TRUE(e.ctx.wait_for_retirement(kPatience));
+  const RuntimeStats after = e.ctx.stats();
+  EXPECT_EQ(after.retired_submissions - before.retired_submissions, kQueued + 1);
+  EXPECT_EQ(after.pending_submissions, 0U);
+  EXPECT_EQ(after.active_leases, 0U);
+  EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(16, kQueued));
+}
+
 // A conflicting write on another stream waits for a covered submission: on
 // the event after it (a marker, if none was recorded yet). The simulator
 // reports an unordered overlap as a violation; the contents say who ran last.

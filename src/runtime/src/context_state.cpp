@@ -172,6 +172,8 @@ void ContextState::remove_stream(StreamState* s) {
   Guard g(mu_);
   retired_by_gone_streams_ += s->retired.load(std::memory_order_relaxed);
   submitted_by_gone_streams_ += s->user_submitted.load(std::memory_order_relaxed);
+  shared_by_gone_streams_ += s->shared_events.load(std::memory_order_relaxed);
+  tail_markers_by_gone_streams_ += s->quiet_tail_markers.load(std::memory_order_relaxed);
   std::erase(streams_, s);
 }
 
@@ -212,6 +214,8 @@ RuntimeStats ContextState::stats() const {
   st.quarantined_submissions = quarantine_.size();
   st.retired_submissions = retired_by_gone_streams_;
   st.submissions_total = submitted_by_gone_streams_;
+  st.shared_event_submissions = shared_by_gone_streams_;
+  st.quiet_tail_markers = tail_markers_by_gone_streams_;
   st.streams = streams_.size();
   for (const StreamState* s : streams_) {
     const std::uint64_t submitted = s->user_submitted.load(std::memory_order_acquire);
@@ -220,6 +224,8 @@ RuntimeStats ContextState::stats() const {
     st.active_leases += s->leases_held();
     st.retired_submissions += s->retired.load(std::memory_order_relaxed);
     st.submissions_total += submitted;
+    st.shared_event_submissions += s->shared_events.load(std::memory_order_relaxed);
+    st.quiet_tail_markers += s->quiet_tail_markers.load(std::memory_order_relaxed);
   }
   return st;
 }

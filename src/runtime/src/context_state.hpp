@@ -108,6 +108,8 @@ struct ContextState {
   std::vector<std::uint64_t> peers_ TANDEM_GUARDED_BY(mu_);     // context ids with peer access
   std::uint64_t retired_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
   std::uint64_t submitted_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
+  std::uint64_t shared_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
+  std::uint64_t tail_markers_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
 };
 
 

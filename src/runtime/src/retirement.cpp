@@ -8,6 +8,7 @@
 #include "stream_state.hpp"
 #include "submission.hpp"
 #include "tandem/detail/trace.hpp"
+#include "tuning.hpp"
 
 namespace tandem::detail {
 
@@ -24,22 +25,11 @@ using Clock = std::chrono::steady_clock;
 // 2 µs slows a raw launch loop by a fifth on the H200), and each retirement
 // pulls cache lines the submitters use next. After kSpinWhilePending
 // without progress, sleep from kMinSleep doubling up to kMaxSleep.
-// TANDEM_RETIRE_GAP_US="latency,throughput[,longest_spin]" overrides the
-// two gaps and the longest gap spun out (tuning; empty parts keep defaults).
+// TANDEM_RETIRE_GAP_US="latency,throughput[,longest_spin[,cover_quiet]]"
+// overrides the two gaps, the longest gap spun out and kCoverQuiet (tuning;
+// empty parts keep defaults).
 std::chrono::microseconds gap_from_env(int which, std::chrono::microseconds fallback) {
-  const char* v = std::getenv("TANDEM_RETIRE_GAP_US");
-  if (!v) return fallback;
-  std::string part(v);
-  for (int i = 0; i < which; ++i) {
-    const auto comma = part.find(',');
-    part = comma == std::string::npos ? std::string() : part.substr(comma + 1);
-  }
-  part = part.substr(0, part.find(','));
-  try {
-    return part.empty() ? fallback : std::chrono::microseconds(std::stoll(part));
-  } catch (const std::exception&) {
-    return fallback;  // a tuning knob: a typo keeps the default rather than ending the process
-  }
+  return std::chrono::microseconds(tuning_value("TANDEM_RETIRE_GAP_US", which, fallback.count()));
 }
 const auto kLatencyGap = gap_from_env(0, std::chrono::microseconds(2));
 const auto kThroughputGap = gap_from_env(1, std::chrono::microseconds(64));
@@ -47,6 +37,13 @@ const auto kThroughputGap = gap_from_env(1, std::chrono::microseconds(64));
 // oversleep by far more than the gap, and queues then grow deep enough to
 // need fresh records and events.
 const auto kLongestSpin = gap_from_env(2, std::chrono::microseconds(100));
+// A stream whose newest submissions share an event not recorded yet
+// (covered) gets a marker from this thread once it has queued nothing new
+// for this long, or at once for a waiter. Not sooner: a submitter that is
+// still streaming records the next event itself, and a marker recorded
+// from here holds the stream's lock across a driver call it would compete
+// with.
+const auto kCoverQuiet = gap_from_env(3, std::chrono::microseconds(50));
 constexpr std::uint32_t kShallowQueue = 4;
 constexpr auto kSpinWhilePending = std::chrono::microseconds(200);
 constexpr auto kMinSleep = std::chrono::microseconds(20);
@@ -273,22 +270,13 @@ bool Retirement::sweep_stream(StreamState& s) {
   Submission* const head = s.head.load(std::memory_order_acquire);
   if (!newest || !head) return false;
   outcomes_.clear();
-  const std::uint64_t submitted = s.submitted_seq.load(std::memory_order_acquire);
-  const bool quiet = submitted == s.swept_submitted;
-  s.swept_submitted = submitted;
-  if (newest->covered && (quiet || waiters_.load(std::memory_order_relaxed) != 0)) {
-    // The newest work shares an event not recorded yet: the stream went
-    // quiet (or someone waits), so record one after it now.
-    newest = cover_tail(s);
+  if (newest->covered) {
+    newest = cover_quiet_tail(s, newest);
     if (!newest) return false;
   }
   // Newest first: the newest event proves everything before it. While the
-  // stream is hot its newest work is covered, so ask its newest event.
-  Submission* probe = newest;
-  if (newest->covered) {
-    Guard g(s.mu);
-    probe = s.last_evented_seq >= head->seq ? s.last_evented : nullptr;
-  }
+  // stream is hot its newest work is covered: ask the newest own event.
+  Submission* const probe = newest->covered ? newest_evented(s, head, newest) : newest;
   driver::Result r{driver::Status::not_ready, 0, "covered"};
   if (probe) r = query(s, *probe);
   Submission* last_complete = nullptr;
@@ -314,20 +302,57 @@ bool Retirement::sweep_stream(StreamState& s) {
   return true;
 }
 
-// Queues a marker after a covered tail (under the stream lock) and returns
-// the new tail; null when no event could be had (the device is failing).
-Submission* Retirement::cover_tail(StreamState& s) noexcept {
-  Guard g(s.mu);
+// The newest queued submission in [head, newest] with an event of its own,
+// or null. Walks only what was queued since the previous sweep (the
+// stream's retirement cursor), so a deep queue costs nothing per sweep.
+Submission* Retirement::newest_evented(StreamState& s, Submission* head, Submission* newest) noexcept {
+  Submission* p = s.swept_tail && s.swept_tail_seq >= head->seq ? s.swept_tail : head;
+  if (s.newest_evented && s.newest_evented_seq < head->seq) s.newest_evented = nullptr;
+  for (;; p = p->next) {
+    if (!p->covered && (!s.newest_evented || p->seq > s.newest_evented_seq)) {
+      s.newest_evented = p;
+      s.newest_evented_seq = p->seq;
+    }
+    if (p == newest) break;
+  }
+  s.swept_tail = newest;
+  s.swept_tail_seq = newest->seq;
+  return s.newest_evented;
+}
+
+// A covered tail waits for the next event its stream records. Once the
+// stream queued nothing new for kCoverQuiet (or someone waits), this thread
+// queues a marker after it. Without a waiter it only tries the stream's
+// lock: a submitter holding it is about to queue newer work. Returns the
+// tail to sweep; null when no event could be had (the device is failing).
+Submission* Retirement::cover_quiet_tail(StreamState& s, Submission* newest) noexcept
+    TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+  const bool waiting = waiters_.load(std::memory_order_relaxed) != 0;
+  const std::uint64_t submitted = s.submitted_seq.load(std::memory_order_acquire);
+  const std::uint64_t now = Submission::now_ns();
+  if (submitted != s.swept_submitted) {
+    s.swept_submitted = submitted;
+    s.quiet_since_ns = now;
+    if (!waiting) return newest;
+  }
+  if (!waiting && std::chrono::nanoseconds(now - s.quiet_since_ns) < kCoverQuiet) return newest;
+  if (waiting) {
+    s.mu.lock();
+  } else if (!s.mu.try_lock()) {
+    return newest;
+  }
   Submission* t = s.tail.load(std::memory_order_relaxed);
   if (t && t->covered && !s.capture) {
     bool queued = false;
     try {
       (void)s.queue_marker(queued);
+      t = s.tail.load(std::memory_order_relaxed);
+      bump(s.quiet_tail_markers, 1);
     } catch (...) {
-      return nullptr;
+      t = nullptr;  // no event to be had
     }
-    t = s.tail.load(std::memory_order_relaxed);
   }
+  s.mu.unlock();
   return t;
 }
 

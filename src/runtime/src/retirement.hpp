@@ -81,7 +81,8 @@ class Retirement {
   // Returns true if anything retired, was quarantined or destroyed.
   bool sweep(std::vector<StreamState*>& streams, bool& any_pending, std::uint32_t& deepest);
   bool sweep_stream(StreamState& s);
-  Submission* cover_tail(StreamState& s) noexcept;
+  Submission* cover_quiet_tail(StreamState& s, Submission* newest) noexcept;
+  Submission* newest_evented(StreamState& s, Submission* head, Submission* newest) noexcept;
   bool bisect(StreamState& s, Submission* head, Submission* newest, Submission*& last_complete);
   void walk_attributing_errors(StreamState& s, Submission* head, Submission* newest);
   void settle(StreamState& s);

@@ -1,12 +1,20 @@
 #include "stream_state.hpp"
 
+#include <algorithm>
+
 #include "context_state.hpp"
 #include "graph_state.hpp"
 #include "ids.hpp"
 #include "retirement.hpp"
 #include "tandem/detail/trace.hpp"
+#include "tuning.hpp"
 
 namespace tandem::detail {
+
+// TANDEM_SHARE_RUN (tuning): how many submissions share one event; 1 records
+// one per submission, as share_completion_events = false does.
+const std::uint32_t StreamState::kShareRun =
+    static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_SHARE_RUN", 0, 8), 1, 1024));
 
 StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHandle handle_,
                          bool owned_)
@@ -184,10 +192,6 @@ driver::EventHandle StreamState::queue_marker(bool& queued_marker) {
   m->submitted_ns = 0;
   m->covered = false;
   shared_run = 0;
-  if (e) {
-    last_evented = m;
-    last_evented_seq = m->seq;
-  }
   m->id = next_id(IdKind::submission);
   m->seq = next_seq++;
   m->stream = this;

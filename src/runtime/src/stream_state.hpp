@@ -178,23 +178,32 @@ struct StreamState {
   // Covered submissions queued since the newest one that recorded its own
   // event (ContextOptions::share_completion_events).
   std::uint32_t shared_run TANDEM_GUARDED_BY(mu) = 0;
-  // The newest queued submission with an event of its own (valid while its
-  // seq is at or above head's: retirement alone unlinks and recycles).
-  Submission* last_evented TANDEM_GUARDED_BY(mu) = nullptr;
-  std::uint64_t last_evented_seq TANDEM_GUARDED_BY(mu) = 0;
-  static constexpr std::uint32_t kShareRun = 8;  // at most 7 covered submissions per event
+  // At most kShareRun - 1 covered submissions per event of their own.
+  static const std::uint32_t kShareRun;
   // Written by submitters under `mu` (one writer at a time: plain stores),
   // read without the lock by retirement, stats and waiters.
   std::atomic<std::uint64_t> submitted_seq{0};   // seq of the newest queued
   std::atomic<std::uint64_t> user_submitted{0};  // kernel/copy/transfer/replay
   std::atomic<std::uint64_t> leases_taken{0};
+  std::atomic<std::uint64_t> shared_events{0};  // covered submissions queued
 
   alignas(64) std::atomic<std::uint64_t> settled_seq{0};  // everything <= this settled
-  std::uint64_t swept_submitted = 0;  // retirement only: submitted_seq at its previous sweep
+  // Retirement only. Its cursor: the newest queued submission a sweep has
+  // looked at, and the newest with an event of its own among them (each
+  // valid while its seq is at or above head's: retirement alone unlinks).
+  // A covered tail is covered by a marker once submitted_seq has not moved
+  // for a while (swept_submitted, quiet_since_ns).
+  Submission* swept_tail = nullptr;
+  std::uint64_t swept_tail_seq = 0;
+  Submission* newest_evented = nullptr;
+  std::uint64_t newest_evented_seq = 0;
+  std::uint64_t swept_submitted = 0;
+  std::uint64_t quiet_since_ns = 0;
   std::atomic<std::uint64_t> user_settled{0};
   std::atomic<std::uint64_t> leases_released{0};
   std::atomic<std::uint64_t> retired{0};
   std::atomic<std::uint64_t> quarantined{0};
+  std::atomic<std::uint64_t> quiet_tail_markers{0};
 
   alignas(64) std::atomic<std::uint32_t> refs{1};
 

@@ -407,6 +407,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   sub->covered = cover;
   if (cover) {
     ++s.shared_run;
+    bump(s.shared_events, 1);
   } else {
     s.shared_run = 0;
     if (!b.event_record(ctx.handle, sub->event, s.handle).ok()) {
@@ -414,9 +415,6 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
       // submission is queued without an event and retirement quarantines it.
       s.free_events.push_back(sub->event);
       sub->event = {};
-    } else {
-      s.last_evented = sub;
-      s.last_evented_seq = sub->seq;
     }
   }
   sub->keep_alive = std::move(spec.keep_alive);

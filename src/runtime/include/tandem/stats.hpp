@@ -21,6 +21,11 @@ struct RuntimeStats {
   std::uint64_t submissions_total = 0;
   std::uint64_t uniqueness_checks = 0;
   std::uint64_t streams = 0;  // live stream records (dropped ones linger until retired)
+  // ContextOptions::share_completion_events: submissions that recorded no
+  // event of their own (a later event proves them), and the markers the
+  // retirement thread queued after a stream's covered newest work went quiet.
+  std::uint64_t shared_event_submissions = 0;
+  std::uint64_t quiet_tail_markers = 0;
 };
 
 struct MemoryInfo {

@@ -1,0 +1,25 @@
+#include "tuning.hpp"
+
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+namespace tandem::detail {
+
+std::int64_t tuning_value(const char* var, int which, std::int64_t fallback) noexcept {
+  const char* v = std::getenv(var);
+  if (!v) return fallback;
+  try {
+    std::string part(v);
+    for (int i = 0; i < which; ++i) {
+      const auto comma = part.find(',');
+      part = comma == std::string::npos ? std::string() : part.substr(comma + 1);
+    }
+    part = part.substr(0, part.find(','));
+    return part.empty() ? fallback : std::stoll(part);
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+}  // namespace tandem::detail

@@ -1,0 +1,15 @@
+// tuning.hpp — knobs read once from the environment, for measuring the
+// runtime's pacing on a given machine (docs/runtime.md, "Tuning"). A
+// malformed or missing value keeps the default: a typo in a tuning knob
+// should not end the process.
+#pragma once
+
+#include <cstdint>
+
+namespace tandem::detail {
+
+// Part `which` (0-based) of the comma-separated integers in `var`, or
+// `fallback` when the variable, that part, or its number is missing.
+std::int64_t tuning_value(const char* var, int which, std::int64_t fallback) noexcept;
+
+}  // namespace tandem::detail
