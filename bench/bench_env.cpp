@@ -126,6 +126,9 @@ LeakWatch::LeakWatch(const Env& e) : e_(e) {
   const tandem::RuntimeStats s = e.ctx.stats();
   live_ = s.live_allocations;
   quarantined_ = s.quarantined_submissions;
+  submitted_ = s.submissions_total;
+  shared_ = s.shared_event_submissions;
+  tail_markers_ = s.quiet_tail_markers;
 }
 
 void LeakWatch::report(benchmark::State& st) const {
@@ -135,6 +138,10 @@ void LeakWatch::report(benchmark::State& st) const {
       static_cast<double>(s.live_allocations > live_ ? s.live_allocations - live_ : 0);
   st.counters["quarantined_submissions"] =
       static_cast<double>(s.quarantined_submissions > quarantined_ ? s.quarantined_submissions - quarantined_ : 0);
+  const std::uint64_t submitted = s.submissions_total - submitted_;
+  st.counters["shared_event_fraction"] =
+      submitted ? static_cast<double>(s.shared_event_submissions - shared_) / static_cast<double>(submitted) : 0.0;
+  st.counters["quiet_tail_markers"] = static_cast<double>(s.quiet_tail_markers - tail_markers_);
 }
 
 }  // namespace tandem_bench

@@ -102,12 +102,18 @@ class Samples {
 class LeakWatch {
  public:
   explicit LeakWatch(const Env& e);  // drains first
+  // Counters: leaked_allocations, quarantined_submissions, and how the
+  // submissions shared completion events (shared_event_fraction,
+  // quiet_tail_markers).
   void report(benchmark::State& st) const;  // drains first
 
  private:
   const Env& e_;
   std::uint64_t live_ = 0;
   std::uint64_t quarantined_ = 0;
+  std::uint64_t submitted_ = 0;
+  std::uint64_t shared_ = 0;
+  std::uint64_t tail_markers_ = 0;
 };
 
 // Registration, in the order main() runs them (the loaded ones last: their

@@ -270,6 +270,9 @@ bool Retirement::sweep_stream(StreamState& s) {
   Submission* const head = s.head.load(std::memory_order_acquire);
   if (!newest || !head) return false;
   outcomes_.clear();
+  if (s.stalled_sweeps != 0 && waiters_.load(std::memory_order_relaxed) == 0 && !stall_over(s, head, newest)) {
+    return false;
+  }
   if (newest->covered) {
     newest = cover_quiet_tail(s, newest);
     if (!newest) return false;
@@ -293,13 +296,39 @@ bool Retirement::sweep_stream(StreamState& s) {
       if (p == last_complete) break;
     }
   }
-  if (outcomes_.empty()) return false;
+  if (outcomes_.empty()) {
+    note_stall(s, Submission::now_ns());
+    return false;
+  }
+  s.stalled_sweeps = 0;
   TANDEM_TRACE("settle stream %lu: seq %lu..%lu (head %lu newest %lu, newest event %p query %d); last event %p",
                s.id, outcomes_.front().sub->seq,
                outcomes_.back().sub->seq, head->seq,
                newest->seq, newest->event.raw, static_cast<int>(r.status), outcomes_.back().sub->event.raw);
   settle(s);
   return true;
+}
+
+// A stream whose last sweep retired nothing (a long kernel at its head) is
+// looked at again only after a backoff, 16 µs doubling to 1 ms, and then
+// first with one query, of its oldest own event. So a device busy with long
+// kernels on many streams costs one query per stream per backoff, not up to
+// four per stream every sweep (each competing with the submitters inside
+// the driver), and no walks through deep queues. A waiter skips the backoff.
+bool Retirement::stall_over(StreamState& s, Submission* head, Submission* newest) noexcept {
+  const std::uint64_t now = Submission::now_ns();
+  if (now < s.next_look_ns) return false;
+  Submission* first = head;
+  while (first->covered && first != newest) first = first->next;
+  if (first->covered || query(s, *first).status != driver::Status::not_ready) return true;
+  note_stall(s, now);
+  return false;
+}
+
+void Retirement::note_stall(StreamState& s, std::uint64_t now_ns) noexcept {
+  constexpr std::uint64_t kFirstBackoffNs = 16'000, kLongestBackoffNs = 1'000'000;
+  s.stalled_sweeps = std::min<std::uint32_t>(s.stalled_sweeps + 1, 7);
+  s.next_look_ns = now_ns + std::min(kFirstBackoffNs << (s.stalled_sweeps - 1), kLongestBackoffNs);
 }
 
 // The newest queued submission in [head, newest] with an event of its own,
