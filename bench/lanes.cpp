@@ -1,5 +1,7 @@
 #include "lanes.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <latch>
 #include <mutex>
 #include <optional>
@@ -11,8 +13,28 @@
 
 namespace tandem_bench {
 
-LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked) {
+LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw) {
   if (threads < 1 || threads > static_cast<int>(e.lanes.size())) throw std::runtime_error("bad thread count");
+  tandem::driver::Backend& b = e.platform.backend();
+  std::vector<tandem::driver::EventHandle> events(static_cast<std::size_t>(threads));
+  if (!tracked && raw.event_every > 0) {
+    for (auto& ev : events) {
+      if (!b.event_create(e.ctx.native(), ev).ok()) throw std::runtime_error("cuEventCreate failed");
+    }
+  }
+  std::atomic<bool> stop{false};
+  std::optional<std::thread> querier;
+  if (!tracked && raw.querier && raw.event_every > 0) {
+    querier.emplace([&] {
+      e.raw.ctx_set_current(e.ctx.native().raw);
+      while (!stop.load(std::memory_order_relaxed)) {
+        for (const auto& ev : events) e.raw.event_query(ev.raw);
+        const auto until = Clock::now() + std::chrono::microseconds(2);
+        while (Clock::now() < until) {
+        }
+      }
+    });
+  }
   std::latch prepared(threads + 1);  // every lane ready, and the main thread
   std::latch go(1);
   std::latch finished(threads);
@@ -47,7 +69,12 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked) {
           if (tracked) {
             for (std::int64_t i = 0; i < per_thread; ++i) (void)k->tracked();
           } else {
-            for (std::int64_t i = 0; i < per_thread; ++i) k->raw(e.raw);
+            const int every = raw.event_every;
+            void* ev = events[static_cast<std::size_t>(t)].raw;
+            for (std::int64_t i = 0; i < per_thread; ++i) {
+              k->raw(e.raw);
+              if (every > 0 && (i + 1) % every == 0) e.raw.event_record(ev, k->native_stream());
+            }
           }
           k->stream().synchronize();
         } catch (const std::exception& ex) {
@@ -63,6 +90,11 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked) {
   finished.wait();
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   for (std::thread& th : pool) th.join();
+  stop.store(true);
+  if (querier) querier->join();
+  for (const auto& ev : events) {
+    if (ev) (void)b.event_destroy(e.ctx.native(), ev);
+  }
   out.launches_per_s = static_cast<double>(threads) * static_cast<double>(per_thread) / out.seconds;
   return out;
 }

@@ -21,9 +21,18 @@ struct LaneRun {
   std::string error;            // the first thread's failure, if any
 };
 
+// What a raw lane does besides launching: record an event on its stream
+// after every `event_every`-th launch (0: never), and whether another
+// thread keeps querying the lanes' events meanwhile (as tandem's retirement
+// thread does). The driver-side half of a tracked launch, without tandem.
+struct RawLaneOptions {
+  int event_every = 0;
+  bool querier = false;
+};
+
 // tracked: tandem::launch (future dropped); else raw cuLaunchKernel (the
 // thread makes the context current first).
-LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked);
+LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw = {});
 
 // One benchmark iteration = one run_lanes; manual time = its wall time;
 // counters launches_per_s and threads.

@@ -3,10 +3,16 @@
 // spec/design-notes.md "Completion and retirement").
 //
 // - Per stream, at most 1 + 3 driver queries per sweep, whatever the queue
-//   length: the newest pending event (complete: the whole queue retires),
-//   else a bounded bisection for the last complete one. On an error it walks
-//   from the oldest, attributing the error to the submission whose own event
-//   reports it (quarantined) and retiring the others.
+//   length: the newest pending event of its own (complete: everything before
+//   it retires), else a bounded bisection for the last complete one.
+//   Submissions that share a later event (covered, see
+//   ContextOptions::share_completion_events) retire with it; a covered tail
+//   gets a marker from this thread once its stream is quiet (or for a
+//   waiter). On an error it walks from the oldest, attributing the error to
+//   the submission whose own event reports it (quarantined, with the covered
+//   run before it) and retiring the others.
+// - A stream whose sweep retired nothing (a long kernel) is looked at again
+//   after a backoff of 16 µs doubling to 1 ms, with one query first.
 // - Asleep on a condition variable while nothing is pending (no CPU); a
 //   submit wakes it only if it sleeps. While work is pending it sweeps every
 //   2 µs (a waiter, or no new work since the last sweep) or up to every
