@@ -305,7 +305,7 @@ bool Retirement::sweep_stream(StreamState& s) {
                s.id, outcomes_.front().sub->seq,
                outcomes_.back().sub->seq, head->seq,
                newest->seq, newest->event.raw, static_cast<int>(r.status), outcomes_.back().sub->event.raw);
-  settle(s);
+  settle(s, newest);
   return true;
 }
 
@@ -493,7 +493,7 @@ void Retirement::count_drop(AllocationState* a, std::uint32_t n) {
 // Releases what the settled prefix held, publishes each outcome (release
 // order, after the leases are gone, so a waiter that sees "retired" sees the
 // memory released), then unlinks and recycles the records.
-void Retirement::settle(StreamState& s) {
+void Retirement::settle(StreamState& s, const Submission* newest) {
   Submission* last = outcomes_.back().sub;
   std::uint64_t user = 0, retired = 0, quarantined_n = 0, released_leases = 0, quarantined_leases = 0;
   std::uint64_t proven = 0;
@@ -546,25 +546,29 @@ void Retirement::settle(StreamState& s) {
     }
   }
   const std::uint64_t last_seq = last->seq;
-  Submission* surplus = nullptr;
-  {
+  // Unlinking. The stream's lock is held across its submitters' driver
+  // calls, so this avoids it when it can: while `last` is not the newest
+  // submission seen at the start of the sweep, its `next` is stable and the
+  // queue stays non-empty, so submitters never touch `head` and moving it
+  // needs no lock. Emptying the queue (tail to null, racing an append)
+  // does, and so do handing events back for records a future holds and
+  // unlinking quarantined ones (their `next` is cleared below).
+  if (last != newest && handed_off_.empty() && quarantined_n == 0) {
+    s.head.store(last->next, std::memory_order_release);
+  } else {
     Guard g(s.mu);
     Submission* const rest = last->next;
     s.head.store(rest, std::memory_order_release);
     if (!rest) s.tail.store(nullptr, std::memory_order_release);
-    for (Submission* p : reuse_) {
-      if (Submission* extra = s.reuse_settled(p)) {
-        extra->next = surplus;
-        surplus = extra;
-      }
-    }
     for (Submission* p : handed_off_) {
       if (p->event) s.free_events.push_back(std::exchange(p->event, {}));
       if (p->birth_mark) s.free_events.push_back(std::exchange(p->birth_mark, {}));
     }
   }
-  // Unlinked: nothing reaches these through the queue any more.
-  while (surplus) delete std::exchange(surplus, surplus->next);
+  // Back to the pool, lock-free: a submitter takes them in when its pool runs
+  // dry. Unlinked: nothing reaches these through the queue any more, except
+  // a walk that began before (their `next` is left as it is).
+  s.give_back(reuse_.data(), reuse_.size());
   for (const Outcome& o : outcomes_) {
     if (o.completed) continue;
     o.sub->next = nullptr;

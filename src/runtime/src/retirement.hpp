@@ -93,7 +93,7 @@ class Retirement {
   static void note_stall(StreamState& s, std::uint64_t now_ns) noexcept;
   bool bisect(StreamState& s, Submission* head, Submission* newest, Submission*& last_complete);
   void walk_attributing_errors(StreamState& s, Submission* head, Submission* newest);
-  void settle(StreamState& s);
+  void settle(StreamState& s, const Submission* newest);
   void untrack_leases(Submission& sub);
   void count_drop(AllocationState* a, std::uint32_t n);
   void drop_lease_counts() noexcept;

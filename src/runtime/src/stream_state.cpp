@@ -63,6 +63,7 @@ void StreamState::destroy() noexcept {
   driver::Backend& b = c.backend();
   {
     Guard g(mu);
+    take_back_returned();
     while (!free_records.empty()) {
       Submission* f = free_records.pop();
       if (f->event) free_events.push_back(f->event);
@@ -93,7 +94,29 @@ driver::EventHandle StreamState::take_event() {
   return e;
 }
 
+void StreamState::give_back(Submission* const* records, std::size_t n) noexcept {
+  if (n == 0) return;
+  for (std::size_t i = 0; i + 1 < n; ++i) records[i]->returned_next = records[i + 1];
+  Submission* const first = records[0];
+  Submission* const last = records[n - 1];
+  Submission* top = returned.load(std::memory_order_relaxed);
+  do {
+    last->returned_next = top;
+  } while (!returned.compare_exchange_weak(top, first, std::memory_order_release, std::memory_order_relaxed));
+}
+
+void StreamState::take_back_returned() noexcept {
+  // The taker takes the whole stack at once: no ABA on the pushes.
+  Submission* r = returned.exchange(nullptr, std::memory_order_acquire);
+  while (r) {
+    Submission* const next = std::exchange(r->returned_next, nullptr);
+    if (Submission* surplus = reuse_settled(r)) delete surplus;
+    r = next;
+  }
+}
+
 Submission* StreamState::take_submission() {
+  if (free_records.empty()) take_back_returned();
   if (!free_records.empty()) {
     Submission* s = free_records.pop();
     s->next = nullptr;

@@ -120,6 +120,11 @@ struct StreamState {
   // the next use; returns it instead when the pool is full, for the caller
   // to delete once the lock is released.
   Submission* reuse_settled(Submission* s) noexcept TANDEM_REQUIRES(mu);
+  // Retirement, without the lock: hands settled records (as for
+  // reuse_settled) back through `returned`, where take_submission finds them.
+  void give_back(Submission* const* records, std::size_t n) noexcept;
+  // Moves what retirement gave back into the pool.
+  void take_back_returned() noexcept TANDEM_REQUIRES(mu);
   // Appends a submission (seq assigned, events recorded) to the queue.
   void enqueue_locked(Submission* sub) noexcept TANDEM_REQUIRES(mu);
 
@@ -168,6 +173,9 @@ struct StreamState {
   std::atomic<Submission*> head{nullptr};
   std::atomic<Submission*> tail{nullptr};
   RecordRing free_records TANDEM_GUARDED_BY(mu);
+  // Settled records retirement gave back (a stack linked by returned_next):
+  // pushed without the lock, taken whole under it.
+  std::atomic<Submission*> returned{nullptr};
   std::vector<driver::EventHandle> free_events TANDEM_GUARDED_BY(mu);
 
   alignas(64) std::uint64_t next_seq TANDEM_GUARDED_BY(mu) = 1;
