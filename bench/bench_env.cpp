@@ -29,11 +29,20 @@ tandem::Platform open_platform() {
   return tandem::Platform::cuda();
 }
 
+// TANDEM_BENCH_SHARE_EVENTS=1: the context shares completion events
+// (ContextOptions::share_completion_events, off by default).
+tandem::ContextOptions context_options() {
+  tandem::ContextOptions o;
+  const char* v = std::getenv("TANDEM_BENCH_SHARE_EVENTS");
+  o.share_completion_events = v != nullptr && std::string_view(v) == "1";
+  return o;
+}
+
 }  // namespace
 
 Env::Env(tandem::Platform p)
     : platform(std::move(p)),
-      ctx(tandem::Context::create(platform.device(0))),
+      ctx(tandem::Context::create(platform.device(0), context_options())),
       stream(tandem::Stream::create(ctx)) {
   lanes.reserve(kMaxLanes);
   for (int i = 0; i < kMaxLanes; ++i) lanes.push_back(tandem::Stream::create(ctx));

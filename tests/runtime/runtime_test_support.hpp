@@ -436,12 +436,19 @@ class RuntimeFixture : public ::testing::Test {
     o.conflict_policy = policy;
     return env_with(o);
   }
-  // One completion event per submission: for tests of exact fault
-  // attribution (ContextOptions::share_completion_events).
+  // One completion event per submission (the default, said explicitly):
+  // for tests of exact fault attribution.
   Env exact_env(ConflictPolicy policy = ConflictPolicy::order) {
     ContextOptions o;
     o.conflict_policy = policy;
     o.share_completion_events = false;
+    return env_with(o);
+  }
+  // ContextOptions::share_completion_events on.
+  Env shared_env(ConflictPolicy policy = ConflictPolicy::order) {
+    ContextOptions o;
+    o.conflict_policy = policy;
+    o.share_completion_events = true;
     return env_with(o);
   }
   Env env_with(const ContextOptions& o) {

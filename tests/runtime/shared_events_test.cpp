@@ -15,7 +15,7 @@ using SharedEvents = RuntimeFixture;
 // done, including the last ones, which no submission recorded an event
 // after: retirement records one when the stream goes quiet.
 TEST_F(SharedEvents, EveryCoveredSubmissionRetiresOnceTheStreamIsQuiet) {
-  Env e = env();
+  Env e = shared_env();
   View x = allocate(e.a, DType::u32, 64);
   Gate& g = gate();
   LaunchFuture first = fill(e.a, x, 0, {.gate = &g});
@@ -36,7 +36,7 @@ TEST_F(SharedEvents, EveryCoveredSubmissionRetiresOnceTheStreamIsQuiet) {
 // burst went quiet and records a marker after it. At least every 8th
 // submission of the burst records its own event (the default run).
 TEST_F(SharedEvents, AQuietCoveredTailGetsAMarkerFromRetirement) {
-  Env e = env();
+  Env e = shared_env();
   View x = allocate(e.a, DType::u32, 64);
   settle();
   const RuntimeStats before = e.ctx.stats();
@@ -60,7 +60,7 @@ TEST_F(SharedEvents, AQuietCoveredTailGetsAMarkerFromRetirement) {
 // while more arrive: retirement's cursor finds each newest own event
 // without losing or double-counting any submission.
 TEST_F(SharedEvents, ADeepQueueOfCoveredSubmissionsRetiresCompletely) {
-  Env e = env();
+  Env e = shared_env();
   View x = allocate(e.a, DType::u32, 16);
   settle();
   const RuntimeStats before = e.ctx.stats();
@@ -84,7 +84,7 @@ TEST_F(SharedEvents, ADeepQueueOfCoveredSubmissionsRetiresCompletely) {
 // the event after it (a marker, if none was recorded yet). The simulator
 // reports an unordered overlap as a violation; the contents say who ran last.
 TEST_F(SharedEvents, AConflictWithACoveredSubmissionIsOrderedAfterIt) {
-  Env e = env();
+  Env e = shared_env();
   View held = allocate(e.a, DType::u32, 16);
   View x = allocate(e.a, DType::u32, 64);
   settle();
@@ -102,7 +102,7 @@ TEST_F(SharedEvents, AConflictWithACoveredSubmissionIsOrderedAfterIt) {
 
 // Under reject, a covered submission's lease rejects like any other.
 TEST_F(SharedEvents, ACoveredSubmissionsLeaseRejectsAConflictUntilItRetires) {
-  Env e = env(ConflictPolicy::reject);
+  Env e = shared_env(ConflictPolicy::reject);
   View held = allocate(e.a, DType::u32, 16);
   View x = allocate(e.a, DType::u32, 64);
   settle();
@@ -119,7 +119,7 @@ TEST_F(SharedEvents, ACoveredSubmissionsLeaseRejectsAConflictUntilItRetires) {
 // The memory a covered submission uses is freed only after the event that
 // proves it done completed.
 TEST_F(SharedEvents, MemoryOfACoveredSubmissionIsFreedOnlyAfterItCompletes) {
-  Env e = env();
+  Env e = shared_env();
   View held = allocate(e.a, DType::u32, 16);
   settle();
   const RuntimeStats before = e.ctx.stats();
@@ -141,7 +141,7 @@ TEST_F(SharedEvents, MemoryOfACoveredSubmissionIsFreedOnlyAfterItCompletes) {
 // none is reported retired.
 TEST_F(SharedEvents, AFaultOnASharedEventQuarantinesEverySubmissionItCovers) {
   IntentionalLeakScope leak;  // quarantined memory is retained forever, by contract
-  Env e = env();
+  Env e = shared_env();
   View held = allocate(e.a, DType::u32, 16);
   View y = allocate(e.a, DType::u32, 16);
   View z = allocate(e.a, DType::u32, 16);

@@ -133,7 +133,12 @@ TEST_F(Stress, UniquenessChecksNeverFailWhileRetirementReleasesLeases) {
 }
 
 TEST_F(Stress, ConcurrentSubmitsToSharedStreamsAndAllocationsAreOrdered) {
-  Context ctx = Context::create(device(), ContextOptions{ConflictPolicy::order});
+  // Shared completion events on: a conflict with a covered owner waits on
+  // the next event after it, or on a marker queued for the purpose.
+  ContextOptions o;
+  o.conflict_policy = ConflictPolicy::order;
+  o.share_completion_events = true;
+  Context ctx = Context::create(device(), o);
   constexpr int kStreams = 3;
   constexpr int kShared = 2;
   constexpr std::uint32_t kWords = 64;

@@ -1186,11 +1186,6 @@ bool Executor::open_backend(RunResult& out) {
   co.conflict_policy = sc_.conflict_policy == ConflictPolicy::reject ? tandem::ConflictPolicy::reject
                                                                      : tandem::ConflictPolicy::order;
   co.measure_retirement_latency = true;  // the report's retire_latency_us
-  // A completion_unknown fault is aimed at one step's submission: with
-  // shared events the failing event would cover its neighbours too.
-  co.share_completion_events = std::none_of(sc_.sim.faults.begin(), sc_.sim.faults.end(), [](const SimFault& f) {
-    return f.kind == SimFault::Kind::completion_unknown;
-  });
   for (const std::uint32_t d : sc_.devices) {
     Context c = Context::create(platform_->device(static_cast<int>(d)), co);
     // Before any step: on CUDA a kernel's first load waits for the kernels

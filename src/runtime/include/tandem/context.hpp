@@ -43,13 +43,16 @@ struct ContextOptions {
   // Submissions that follow each other closely on one stream share a
   // completion event: while the stream has work pending, only every 8th
   // submission records one (the first on an idle stream always does), and
-  // retirement records one after the last when the stream goes quiet (or
-  // someone waits). Stream order makes a later event's completion prove the
-  // earlier work done, so nothing is released early; what changes is that an
-  // error (unknown completion) is attributed to every submission the failing
-  // event covers, not only to the one that caused it, and they are all
-  // quarantined. Off: one event per submission (exact attribution).
-  bool share_completion_events = true;
+  // retirement records one after the last when the stream has been quiet
+  // for 50 µs (at once for a waiter). Stream order makes a later event's
+  // completion prove the earlier work done, so nothing is released early;
+  // what changes is that an error (unknown completion) is attributed to
+  // every submission the failing event covers, not only to the one that
+  // caused it, and they are all quarantined. Off by default: on the H200 it
+  // takes 3-7 points off a one-thread launch but a third off the aggregate
+  // throughput of 8 threads launching on 8 streams, for a reason not found
+  // yet (docs/runtime.md, "Shared completion events").
+  bool share_completion_events = false;
 };
 
 class Context {
