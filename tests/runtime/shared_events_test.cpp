@@ -9,7 +9,16 @@
 namespace tandem::test {
 namespace {
 
-using SharedEvents = RuntimeFixture;
+class SharedEvents : public RuntimeFixture {
+ protected:
+  // A fill of `v` on `s`, running and held at `g` until g.open(): the stream
+  // has work pending, so what follows on it shares events.
+  LaunchFuture hold(StreamRef s, const View& v, Gate& g) {
+    LaunchFuture f = fill(s, v, 0, {.gate = &g});
+    EXPECT_TRUE(g.wait_arrivals(1));
+    return f;
+  }
+};
 
 // Every submission of a burst behind a held one retires once the device is
 // done, including the last ones, which no submission recorded an event
@@ -18,8 +27,7 @@ TEST_F(SharedEvents, EveryCoveredSubmissionRetiresOnceTheStreamIsQuiet) {
   Env e = shared_env();
   View x = allocate(e.a, DType::u32, 64);
   Gate& g = gate();
-  LaunchFuture first = fill(e.a, x, 0, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
+  LaunchFuture first = hold(e.a, x, g);
   std::vector<LaunchFuture> burst;
   for (std::uint32_t i = 0; i < 21; ++i) burst.push_back(add(e.a, x, 1));  // 21: not a multiple of the run
   for (const LaunchFuture& f : burst) EXPECT_EQ(f.status(), SubmissionStatus::pending) << "retired before the gate";
@@ -41,8 +49,7 @@ TEST_F(SharedEvents, AQuietCoveredTailGetsAMarkerFromRetirement) {
   settle();
   const RuntimeStats before = e.ctx.stats();
   Gate& g = gate();
-  LaunchFuture first = fill(e.a, x, 0, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
+  LaunchFuture first = hold(e.a, x, g);
   for (std::uint32_t i = 0; i < 21; ++i) (void)add(e.a, x, 1);  // futures dropped: no waiter
   g.open();
   ASSERT_TRUE(eventually([&] { return e.ctx.stats().pending_submissions == 0; }));
@@ -65,8 +72,7 @@ TEST_F(SharedEvents, ADeepQueueOfCoveredSubmissionsRetiresCompletely) {
   settle();
   const RuntimeStats before = e.ctx.stats();
   Gate& g = gate();
-  LaunchFuture first = fill(e.a, x, 0, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
+  LaunchFuture first = hold(e.a, x, g);
   constexpr std::uint32_t kQueued = 500;
   for (std::uint32_t i = 0; i < kQueued; ++i) {
     if (i == kQueued / 2) g.open();  // the first half retires while the second is queued
@@ -89,8 +95,7 @@ TEST_F(SharedEvents, AConflictWithACoveredSubmissionIsOrderedAfterIt) {
   View x = allocate(e.a, DType::u32, 64);
   settle();
   Gate& g = gate();
-  LaunchFuture first = fill(e.a, held, 0, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
+  LaunchFuture first = hold(e.a, held, g);
   LaunchFuture covered = fill(e.a, x, 7);  // the stream has work pending: it shares the next event
   LaunchFuture later = fill(e.b, x, 9);    // must run after `covered`
   EXPECT_EQ(later.status(), SubmissionStatus::pending);
@@ -107,8 +112,7 @@ TEST_F(SharedEvents, ACoveredSubmissionsLeaseRejectsAConflictUntilItRetires) {
   View x = allocate(e.a, DType::u32, 64);
   settle();
   Gate& g = gate();
-  LaunchFuture first = fill(e.a, held, 0, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
+  LaunchFuture first = hold(e.a, held, g);
   LaunchFuture covered = fill(e.a, x, 7);
   EXPECT_TANDEM_ERROR(ErrorCode::conflict, fill(e.b, x, 9));
   g.open();
@@ -125,8 +129,7 @@ TEST_F(SharedEvents, MemoryOfACoveredSubmissionIsFreedOnlyAfterItCompletes) {
   const RuntimeStats before = e.ctx.stats();
   std::optional<View> x = allocate(e.a, DType::u32, 64);
   Gate& g = gate();
-  LaunchFuture first = fill(e.a, held, 0, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
+  LaunchFuture first = hold(e.a, held, g);
   (void)add(e.a, *x, 1);  // covered; future dropped
   x.reset();
   EXPECT_EQ(e.ctx.stats().frees_total, before.frees_total) << "freed under pending work";
@@ -147,8 +150,7 @@ TEST_F(SharedEvents, AFaultOnASharedEventQuarantinesEverySubmissionItCovers) {
   View z = allocate(e.a, DType::u32, 16);
   settle();
   Gate& g = gate();
-  LaunchFuture first = fill(e.a, held, 0, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
+  LaunchFuture first = hold(e.a, held, g);
   sim().arm_completion_unknown(e.a.native());  // the next event recorded on a: the one after fy and fz
   LaunchFuture fy = fill(e.a, y, 1);
   LaunchFuture fz = fill(e.a, z, 2);
@@ -170,8 +172,7 @@ TEST_F(SharedEvents, WithSharingOffAFaultStaysWithItsSubmission) {
   View z = allocate(e.a, DType::u32, 16);
   settle();
   Gate& g = gate();
-  LaunchFuture first = fill(e.a, held, 0, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
+  LaunchFuture first = hold(e.a, held, g);
   sim().arm_completion_unknown(e.a.native());
   LaunchFuture fy = fill(e.a, y, 1);  // its own event: the faulted one
   LaunchFuture fz = fill(e.a, z, 2);
