@@ -431,24 +431,16 @@ class RuntimeFixture : public ::testing::Test {
   driver::SimBackend& sim() { return *platform().sim_backend(); }
   Device device() { return platform().device(0); }
 
-  Env env(ConflictPolicy policy = ConflictPolicy::order) {
-    ContextOptions o;
-    o.conflict_policy = policy;
-    return env_with(o);
-  }
+  Env env(ConflictPolicy policy = ConflictPolicy::order) { return env_sharing(policy, false); }
   // One completion event per submission (the default, said explicitly):
   // for tests of exact fault attribution.
-  Env exact_env(ConflictPolicy policy = ConflictPolicy::order) {
-    ContextOptions o;
-    o.conflict_policy = policy;
-    o.share_completion_events = false;
-    return env_with(o);
-  }
+  Env exact_env(ConflictPolicy policy = ConflictPolicy::order) { return env_sharing(policy, false); }
   // ContextOptions::share_completion_events on.
-  Env shared_env(ConflictPolicy policy = ConflictPolicy::order) {
+  Env shared_env(ConflictPolicy policy = ConflictPolicy::order) { return env_sharing(policy, true); }
+  Env env_sharing(ConflictPolicy policy, bool share_completion_events) {
     ContextOptions o;
     o.conflict_policy = policy;
-    o.share_completion_events = true;
+    o.share_completion_events = share_completion_events;
     return env_with(o);
   }
   Env env_with(const ContextOptions& o) {
