@@ -43,6 +43,30 @@ TEST_F(Views, EmptyBufferMakesNoDriverAllocationOrFree) {
   EXPECT_EQ(sim().live_allocations(), sim_live);
 }
 
+TEST_F(Views, AnAdoptedEmptyBufferHoldsNoMemoryButItsOwnerIsStillRunOnce) {
+  Env e = env();
+  settle();
+  const RuntimeStats before = e.ctx.stats();
+  int released = 0;
+  {
+    View empty = adopt(e.ctx, 0, DType::f32, 0, [&released] { ++released; });
+    EXPECT_EQ(empty.extent_bytes(), 0U);
+    const RuntimeStats held = e.ctx.stats();
+    EXPECT_EQ(held.live_allocations, before.live_allocations) << "an empty view holds no device memory";
+    EXPECT_EQ(held.live_bytes, before.live_bytes);
+    EXPECT_EQ(held.allocations_total, before.allocations_total);
+    EXPECT_EQ(held.foreign_owners_unreleased, before.foreign_owners_unreleased + 1)
+        << "its owner is still somebody's object, released only when the view goes";
+    View sub = empty.slice(0, 0);
+    EXPECT_EQ(sub.allocation_id(), empty.allocation_id());
+  }
+  EXPECT_EQ(released, 1);
+  const RuntimeStats after = e.ctx.stats();
+  EXPECT_EQ(after.foreign_owners_unreleased, before.foreign_owners_unreleased);
+  EXPECT_EQ(after.live_allocations, before.live_allocations);
+  EXPECT_EQ(after.frees_total, before.frees_total) << "nothing was freed that was never counted as made";
+}
+
 TEST_F(Views, SliceIsACountedViewOfTheSameAllocation) {
   Env e = env();
   View buf = allocate(e.a, DType::u32, 16);

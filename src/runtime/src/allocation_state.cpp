@@ -35,10 +35,10 @@ AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::
       counts_(kView), owner_(std::move(owner)) {
   ctx_.add_ref();
   if (birth) birth->add_ref();
-  if (origin == Origin::empty) return;
+  if (origin == Origin::foreign) ctx_.foreign_unreleased.fetch_add(1, std::memory_order_relaxed);
+  if (!holds_memory()) return;
   ctx_.live_bytes.fetch_add(bytes, std::memory_order_relaxed);
   ctx_.allocations_total.fetch_add(1, std::memory_order_release);
-  if (origin == Origin::foreign) ctx_.foreign_unreleased.fetch_add(1, std::memory_order_relaxed);
 }
 
 AllocationState* AllocationState::create(ContextState& ctx, driver::DevicePtr base,
@@ -79,7 +79,7 @@ void AllocationState::add_leases(std::uint32_t n) {
 
 void AllocationState::mark_quarantined() noexcept {
   if (quarantined_.exchange(true, std::memory_order_acq_rel)) return;
-  if (origin == Origin::empty) return;
+  if (!holds_memory()) return;
   ctx->live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   ctx->quarantined_allocations.fetch_add(1, std::memory_order_release);
   ctx->quarantined_bytes.fetch_add(bytes, std::memory_order_relaxed);
@@ -114,7 +114,7 @@ void AllocationState::last_use_gone() noexcept {
     case Origin::empty:
       break;
   }
-  if (origin != Origin::empty) {
+  if (holds_memory()) {
     c->live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
     c->frees_total.fetch_add(1, std::memory_order_release);
   }

@@ -100,6 +100,11 @@ class AllocationState {
   StreamAnchor* const birth;
   const std::uint64_t birth_seq;
   const Origin origin;
+  // Counted in the context's live/freed/quarantined allocations: it holds
+  // device memory. An empty view holds none, whatever its origin: an adopted
+  // zero-byte buffer still has its owner run and counted, but is not a live
+  // allocation (scenario-format "live_allocations").
+  bool holds_memory() const noexcept { return origin != Origin::empty && bytes != 0; }
 
   // The lease tracker: leases of pending submissions on this allocation;
   // next to the counters, which a submit and a retirement change with it.
