@@ -1,5 +1,6 @@
 #include "lanes.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <latch>
@@ -40,6 +41,7 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
   std::latch finished(threads);
   std::mutex m;
   LaneRun out;
+  std::vector<Clock::time_point> submitted(static_cast<std::size_t>(threads));
   auto fail = [&](const std::string& why) {
     const std::lock_guard<std::mutex> lock(m);
     if (out.error.empty()) out.error = why;
@@ -76,6 +78,7 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
               if (every > 0 && (i + 1) % every == 0) e.raw.event_record(ev, k->native_stream());
             }
           }
+          submitted[static_cast<std::size_t>(t)] = Clock::now();
           k->stream().synchronize();
         } catch (const std::exception& ex) {
           fail(ex.what());
@@ -96,6 +99,11 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
     if (ev) (void)b.event_destroy(e.ctx.native(), ev);
   }
   out.launches_per_s = static_cast<double>(threads) * static_cast<double>(per_thread) / out.seconds;
+  if (out.error.empty()) {
+    const auto [first, last] = std::minmax_element(submitted.begin(), submitted.end());
+    out.fastest_lane_s = std::chrono::duration<double>(*first - t0).count();
+    out.slowest_lane_s = std::chrono::duration<double>(*last - t0).count();
+  }
   return out;
 }
 

@@ -18,6 +18,11 @@ namespace tandem_bench {
 struct LaneRun {
   double seconds = 0;           // wall time, start latch to the last lane drained
   double launches_per_s = 0;    // aggregate
+  // When the fastest and the slowest lane had submitted their last launch,
+  // from the start latch: their ratio says whether the aggregate is held
+  // back by one starved lane or by all of them alike.
+  double fastest_lane_s = 0;
+  double slowest_lane_s = 0;
   std::string error;            // the first thread's failure, if any
 };
 

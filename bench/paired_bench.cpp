@@ -104,13 +104,17 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
 void BM_PairedSimtLaunch(benchmark::State& st) { paired_launch(st, KernelKind::simt_copy); }
 void BM_PairedTileLaunch(benchmark::State& st) { paired_launch(st, KernelKind::tile_copy); }
 
+// The slowest lane's submitting time over the fastest's: 1 when the lanes
+// kept pace with each other.
+double lane_spread(const LaneRun& r) { return r.fastest_lane_s > 0 ? r.slowest_lane_s / r.fastest_lane_s : 0.0; }
+
 void BM_PairedLaunchThreads(benchmark::State& st) {
   Env* e = Env::get(st);
   if (e == nullptr || e->raw_or_skip(st) == nullptr) return;
   const int threads = static_cast<int>(st.range(0));
   guarded(st, [&] {
     const LeakWatch leaks(*e);
-    std::vector<double> ratios, raws, trackeds;
+    std::vector<double> ratios, raws, trackeds, raw_spreads, tracked_spreads;
     double total = 0;
     for (auto _ : st) {
       for (std::int64_t p = 0; p < kThreadPairs; ++p) {
@@ -122,6 +126,8 @@ void BM_PairedLaunchThreads(benchmark::State& st) {
         ratios.push_back(tracked.launches_per_s / raw.launches_per_s);
         raws.push_back(raw.launches_per_s);
         trackeds.push_back(tracked.launches_per_s);
+        raw_spreads.push_back(lane_spread(raw));
+        tracked_spreads.push_back(lane_spread(tracked));
         total += raw.seconds + tracked.seconds;
       }
       st.SetIterationTime(total);
@@ -132,6 +138,8 @@ void BM_PairedLaunchThreads(benchmark::State& st) {
     st.counters["tracked_launches_per_s"] = median(trackeds);
     st.counters["pairs"] = static_cast<double>(ratios.size());
     st.counters["threads"] = threads;
+    st.counters["raw_lane_spread"] = median(raw_spreads);
+    st.counters["tracked_lane_spread"] = median(tracked_spreads);
     leaks.report(st);
   });
 }
