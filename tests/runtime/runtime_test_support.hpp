@@ -42,24 +42,7 @@
 #include "tandem/stream.hpp"
 #include "tandem/view.hpp"
 
-// LeakSanitizer: a forgotten LaunchFuture leaks its submission record and a
-// quarantined allocation is retained forever, both by contract (spec §6,
-// launch_future.hpp). Tests that do so on purpose disable leak reporting for
-// what they allocate on their own thread.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TANDEM_TEST_ASAN 1
-#endif
-#if __has_feature(thread_sanitizer)
-#define TANDEM_TEST_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) && !defined(TANDEM_TEST_ASAN)
-#define TANDEM_TEST_ASAN 1
-#endif
-#if defined(__SANITIZE_THREAD__) && !defined(TANDEM_TEST_TSAN)
-#define TANDEM_TEST_TSAN 1
-#endif
+#include "sanitizers.hpp"
 
 #if defined(TANDEM_TEST_ASAN)
 #include <sanitizer/lsan_interface.h>
