@@ -164,7 +164,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cuda", "sim"}));
   run->add_option("--out", run_cmd.out,
                   "report file; a folder (existing, ending in '/', or when several files run) gets "
-                  "<file stem>.report.json per scenario. Default: JSON on stdout unless it is a terminal");
+                  "<file stem>.report.json per scenario (made if missing). Checked before anything runs; a report "
+                  "that cannot be written after all goes to stdout. Default: JSON on stdout unless it is a terminal");
   run->add_option("--repeat", run_repeat, "override the files' repeat count (expectations scale with it)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}));
   run->add_flag("--json", run_cmd.json, "print the report JSON on stdout even on a terminal");

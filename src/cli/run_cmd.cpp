@@ -113,6 +113,24 @@ std::string report_path(const RunCommand& cmd, const std::string& file) {
   return (fs::path(cmd.out) / (fs::path(file).stem().string() + ".report.json")).string();
 }
 
+// A report file is checked before anything runs: a long run must not end
+// with nowhere to put its report.
+bool report_file_writable(const std::string& path, std::string& why) {
+  std::error_code ec;
+  const fs::path p(path);
+  const fs::path folder = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(folder, ec)) {
+    why = "--out " + path + ": the folder '" + folder.string() + "' does not exist";
+    return false;
+  }
+  const bool exists = fs::exists(p, ec);
+  if (access(exists ? p.c_str() : folder.c_str(), W_OK) != 0) {
+    why = "--out " + path + ": " + (exists ? "the file" : "the folder '" + folder.string() + "'") + " is not writable";
+    return false;
+  }
+  return true;
+}
+
 bool write_report(const std::string& path, const ojson& report, std::string& why) {
   std::ofstream f(path);
   if (!f) {
@@ -168,6 +186,9 @@ int run_command(const RunCommand& cmd) {
       std::cerr << "tandem run: --out " << cmd.out << ": cannot create the folder: " << ec.message() << "\n";
       return kExitUsage;
     }
+  } else if (std::string why; !cmd.out.empty() && cmd.out != "-" && !report_file_writable(cmd.out, why)) {
+    std::cerr << "tandem run: " << why << "\n";
+    return kExitUsage;
   }
   int worst = 0;
   ojson all = ojson::array();
@@ -208,7 +229,9 @@ int run_command(const RunCommand& cmd) {
     if (!cmd.out.empty() && cmd.out != "-") {
       const std::string path = report_path(cmd, file);
       if (!write_report(path, result.report, why)) {
-        std::cerr << "tandem run: " << why << "\n";
+        // Nothing lost: the report goes to standard output instead.
+        std::cerr << "tandem run: " << why << "; the report follows on standard output\n";
+        std::cout << result.report.dump(2) << "\n";
         worst = std::max(worst, kExitUsage);
       }
     }
