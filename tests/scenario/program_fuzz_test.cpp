@@ -12,10 +12,12 @@
 // (copies across devices) and threaded programs (threads crossing streams
 // over shared buffers: no shadow model, so no violation and nothing live).
 // TANDEM_FUZZ_SCALE multiplies the number of programs (default 1 -> 60
-// serial, 30 of each other kind), TANDEM_FUZZ_SEED
-// picks the first seed, TANDEM_FUZZ_DUMP=1 writes every program out.
+// serial, 30 of each other kind), TANDEM_FUZZ_STEPS their length (default
+// 1 -> 60 steps, 40 per thread), TANDEM_FUZZ_SEED picks the first seed,
+// TANDEM_FUZZ_DUMP=1 writes every program out.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -44,6 +46,14 @@ double fuzz_scale() {
   const char* s = std::getenv("TANDEM_FUZZ_SCALE");
   const double v = s ? std::atof(s) : 1.0;
   return v > 0 ? v : 1.0;
+}
+
+// TANDEM_FUZZ_STEPS scales each program's length (longer programs keep more
+// handles and work in flight).
+int steps(int fallback) {
+  const char* s = std::getenv("TANDEM_FUZZ_STEPS");
+  const double v = s ? std::atof(s) : 1.0;
+  return std::max(1, static_cast<int>(fallback * (v > 0 ? v : 1.0)));
 }
 
 // TANDEM_FUZZ_SEED explores other programs; the default keeps CI's fixed.
@@ -90,21 +100,21 @@ void run_programs(const std::string& kind, int count, Make make) {
 }
 
 TEST(ProgramFuzz, EveryValidRandomProgramPassesWithShadowContentsAndNoLeak) {
-  run_programs("serial", static_cast<int>(60 * fuzz_scale()), [](ProgramGenerator& g) { return g.make(60); });
+  run_programs("serial", static_cast<int>(60 * fuzz_scale()), [](ProgramGenerator& g) { return g.make(steps(60)); });
 }
 
 TEST(ProgramFuzz, EveryRandomRejectPolicyProgramRejectsOnlyItsOneRealConflict) {
-  run_programs("reject", static_cast<int>(30 * fuzz_scale()), [](ProgramGenerator& g) { return g.make_reject(60); });
+  run_programs("reject", static_cast<int>(30 * fuzz_scale()), [](ProgramGenerator& g) { return g.make_reject(steps(60)); });
 }
 
 TEST(ProgramFuzz, EveryValidRandomTwoDeviceProgramPassesWithShadowContentsAndNoLeak) {
   run_programs("two-devices", static_cast<int>(30 * fuzz_scale()),
-               [](ProgramGenerator& g) { return g.make_two_devices(60); });
+               [](ProgramGenerator& g) { return g.make_two_devices(steps(60)); });
 }
 
 TEST(ProgramFuzz, EveryValidRandomThreadedProgramPassesWithNoViolationAndNoLeak) {
   run_programs("threads", static_cast<int>(30 * fuzz_scale()),
-               [](ProgramGenerator& g) { return g.make_threaded(40); });
+               [](ProgramGenerator& g) { return g.make_threaded(steps(40)); });
 }
 
 }  // namespace
