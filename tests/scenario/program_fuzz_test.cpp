@@ -23,6 +23,7 @@
 #include <fstream>
 #include <string>
 
+#include "sanitizers.hpp"
 #include "scenario/program_generator.hpp"
 #include "tandem/scenario/executor.hpp"
 #include "tandem/scenario/loader.hpp"
@@ -105,6 +106,14 @@ TEST(ProgramFuzz, EveryValidRandomProgramPassesWithShadowContentsAndNoLeak) {
 
 TEST(ProgramFuzz, EveryRandomRejectPolicyProgramRejectsOnlyItsOneRealConflict) {
   run_programs("reject", static_cast<int>(30 * fuzz_scale()), [](ProgramGenerator& g) { return g.make_reject(steps(60)); });
+}
+
+TEST(ProgramFuzz, AnUnknownCompletionQuarantinesExactlyTheAllocationsOfItsLaunch) {
+#if defined(TANDEM_TEST_ASAN)
+  GTEST_SKIP() << "quarantined memory is retained forever by contract, which LeakSanitizer reports";
+#endif
+  run_programs("quarantine", static_cast<int>(30 * fuzz_scale()),
+               [](ProgramGenerator& g) { return g.make_quarantine(steps(60)); });
 }
 
 TEST(ProgramFuzz, EveryValidRandomTwoDeviceProgramPassesWithShadowContentsAndNoLeak) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -102,6 +103,20 @@ class ProgramGenerator {
     for (int i = 0; i < steps; ++i) step(body);
     for (const Handle& h : live_) body.push_back(shadow_check(h));
     sc["steps"] = body;
+    return sc;
+  }
+
+  // One thread, and the sim reports completion_unknown for one launch that
+  // kept its future: exactly the allocations that launch used are
+  // quarantined (runtime.md §6), everything else is freed, and retirement
+  // still settles. The work itself ran, so the shadow contents hold.
+  json make_quarantine(int steps) {
+    json sc = make(steps);
+    if (launch_allocs_.empty()) return sc;
+    auto it = launch_allocs_.begin();
+    std::advance(it, static_cast<std::ptrdiff_t>(below(launch_allocs_.size())));
+    sc["sim"]["faults"] = json::array({{{"kind", "completion_unknown"}, {"submission", it->first}}});
+    sc["expect"] = {{"quarantined_allocations", it->second.size()}};
     return sc;
   }
 
@@ -394,6 +409,10 @@ class ProgramGenerator {
     if (below(3) == 0) {
       futures_.push_back(fresh());
       step["id"] = futures_.back();
+      std::vector<std::size_t>& allocs = launch_allocs_[futures_.back()];
+      for (const Access& a : acc) {
+        if (std::find(allocs.begin(), allocs.end(), a.alloc) == allocs.end()) allocs.push_back(a.alloc);
+      }
     }
     submit(body, step, s, acc);
   }
@@ -670,6 +689,7 @@ class ProgramGenerator {
   std::vector<int> graph_refs_;  // per allocation
   std::vector<Graph> graphs_;
   std::vector<std::string> futures_;  // kept launch futures not yet waited, dropped or forgotten
+  std::map<std::string, std::vector<std::size_t>> launch_allocs_;  // launches with an id: their allocations
   bool threaded_ = false;
   bool reject_ = false;                              // the reject policy (make_reject)
   bool two_devices_ = false;                         // make_two_devices

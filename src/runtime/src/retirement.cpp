@@ -270,7 +270,9 @@ bool Retirement::sweep_stream(StreamState& s) {
   Submission* const head = s.head.load(std::memory_order_acquire);
   if (!newest || !head) return false;
   outcomes_.clear();
-  if (s.stalled_sweeps != 0 && waiters_.load(std::memory_order_relaxed) == 0 && !stall_over(s, head, newest)) {
+  bool stall_query_failed = false;
+  if (s.stalled_sweeps != 0 && waiters_.load(std::memory_order_relaxed) == 0 &&
+      !stall_over(s, head, newest, stall_query_failed)) {
     return false;
   }
   if (newest->covered) {
@@ -281,14 +283,23 @@ bool Retirement::sweep_stream(StreamState& s) {
   // stream is hot its newest work is covered: ask the newest own event.
   Submission* const probe = newest->covered ? newest_evented(s, head, newest) : newest;
   driver::Result r{driver::Status::not_ready, 0, "covered"};
-  if (probe) r = query(s, *probe);
   Submission* last_complete = nullptr;
-  if (r.ok()) {
-    last_complete = probe;
-  } else if (r.status == driver::Status::not_ready) {
-    if (!bisect(s, head, probe ? probe : newest, last_complete)) walk_attributing_errors(s, head, newest);
-  } else {
+  if (stall_query_failed) {
+    // The oldest own event reported a failure, which the driver need not
+    // report twice (the sim clears a fault once it is seen): asked now, a
+    // newer event could look complete and prove the failed work done.
+    // Attribute the failure first.
+    r = driver::Result{driver::Status::completion_unknown, 0, "oldest own event"};
     walk_attributing_errors(s, head, newest);
+  } else {
+    if (probe) r = query(s, *probe);
+    if (r.ok()) {
+      last_complete = probe;
+    } else if (r.status == driver::Status::not_ready) {
+      if (!bisect(s, head, probe ? probe : newest, last_complete)) walk_attributing_errors(s, head, newest);
+    } else {
+      walk_attributing_errors(s, head, newest);
+    }
   }
   if (last_complete) {
     for (Submission* p = head;; p = p->next) {
@@ -315,14 +326,19 @@ bool Retirement::sweep_stream(StreamState& s) {
 // kernels on many streams costs one query per stream per backoff, not up to
 // four per stream every sweep (each competing with the submitters inside
 // the driver), and no walks through deep queues. A waiter skips the backoff.
-bool Retirement::stall_over(StreamState& s, Submission* head, Submission* newest) noexcept {
+bool Retirement::stall_over(StreamState& s, Submission* head, Submission* newest, bool& failed) noexcept {
   const std::uint64_t now = Submission::now_ns();
   if (now < s.next_look_ns) return false;
   Submission* first = head;
   while (first->covered && first != newest) first = first->next;
-  if (first->covered || query(s, *first).status != driver::Status::not_ready) return true;
-  note_stall(s, now);
-  return false;
+  if (first->covered) return true;
+  const driver::Result q = query(s, *first);
+  if (q.status == driver::Status::not_ready) {
+    note_stall(s, now);
+    return false;
+  }
+  failed = !q.ok();
+  return true;
 }
 
 void Retirement::note_stall(StreamState& s, std::uint64_t now_ns) noexcept {
