@@ -10,7 +10,8 @@
 // written out as a scenario file: the bug report. Other kinds: reject-policy
 // programs (one deliberate conflict, no false one), quarantine programs
 // (one launch's completion unknown: exactly its allocations quarantined),
-// two-device programs (copies across devices) and threaded programs
+// oom programs (one allocation fails: nothing of it remains), two-device
+// programs (copies across devices) and threaded programs
 // (threads crossing streams over shared buffers: no shadow model, so no
 // violation and nothing live).
 // TANDEM_FUZZ_SCALE multiplies the number of programs (default 1 -> 60
@@ -117,6 +118,11 @@ TEST(ProgramFuzz, AnUnknownCompletionQuarantinesExactlyTheAllocationsOfItsLaunch
   if (kBackend != Backend::sim) GTEST_SKIP() << "injected faults exist on the simulated device only";
   run_programs("quarantine", static_cast<int>(30 * fuzz_scale()),
                [](ProgramGenerator& g) { return g.make_quarantine(steps(60)); });
+}
+
+TEST(ProgramFuzz, AFailedAllocationLeavesNothingBehindAndTheProgramRunsOn) {
+  if (kBackend != Backend::sim) GTEST_SKIP() << "injected faults exist on the simulated device only";
+  run_programs("oom", static_cast<int>(30 * fuzz_scale()), [](ProgramGenerator& g) { return g.make_oom(steps(60)); });
 }
 
 TEST(ProgramFuzz, EveryValidRandomTwoDeviceProgramPassesWithShadowContentsAndNoLeak) {

@@ -120,6 +120,16 @@ class ProgramGenerator {
     return sc;
   }
 
+  // One thread, and the sim fails one driver allocation (an alloc step
+  // among the first dozen): that step must fail with out_of_memory and the
+  // rest run as if it had never been asked (shadow contents, no leak).
+  json make_oom(int steps) {
+    oom_at_ = 1 + below(12);
+    json sc = make(steps);
+    if (oom_nth_ != 0) sc["sim"]["faults"] = json::array({{{"kind", "alloc_fail"}, {"nth", oom_nth_}}});
+    return sc;
+  }
+
   // One thread under the reject policy: the program waits for retirement
   // before any submission that could conflict with work in flight, so
   // only the one deliberate conflict may be rejected: no false conflict
@@ -311,7 +321,18 @@ class ProgramGenerator {
 
   // A buffer of `want` elements (0: a random length) on `device` (< 0: a
   // random stream's).
-  void alloc(json& body) { (void)alloc_buffer(body); }
+  void alloc(json& body) {
+    if (oom_at_ != 0 && ++plain_allocs_ == oom_at_) {
+      // The sim fails this driver allocation: the step fails with
+      // out_of_memory, and nothing of it may remain (runtime.md §9).
+      oom_nth_ = driver_allocs_ + 1;
+      oom_at_ = 0;
+      body.push_back({{"op", "alloc"}, {"id", fresh()}, {"dtype", "f32"}, {"len", 64}, {"init", "zero"},
+                      {"stream", stream()}, {"expect_error", "out_of_memory"}});
+      return;
+    }
+    (void)alloc_buffer(body);
+  }
   Handle alloc_buffer(json& body, std::uint32_t want = 0, int device = -1) {
     const std::uint32_t len = want ? want : pick<std::uint32_t>({16, 64, 256, 1024});
     const json init = pick<json>({"zero", "iota", json{{"fill", 3}}, json{{"random", rng_() % 1000}}});
@@ -320,6 +341,7 @@ class ProgramGenerator {
     graph_refs_.push_back(0);
     const std::string s = device < 0 ? stream() : stream_on(device);
     alloc_device_.push_back(device_of_stream(s));
+    ++driver_allocs_;
     submit(body, {{"op", "alloc"}, {"id", h.name}, {"dtype", "f32"}, {"len", len}, {"init", init}, {"stream", s}}, s,
            {write_of(h)});
     live_.push_back(h);
@@ -526,6 +548,7 @@ class ProgramGenerator {
     views_.push_back(1);
     graph_refs_.push_back(0);
     alloc_device_.push_back(device);
+    ++driver_allocs_;
     const std::string s = stream_on(device);
     submit(body,
            {{"op", "alloc"}, {"id", buf.name}, {"dtype", "f32"}, {"len", buf.len},
@@ -690,6 +713,10 @@ class ProgramGenerator {
   std::vector<Graph> graphs_;
   std::vector<std::string> futures_;  // kept launch futures not yet waited, dropped or forgotten
   std::map<std::string, std::vector<std::size_t>> launch_allocs_;  // launches with an id: their allocations
+  std::size_t oom_at_ = 0;         // make_oom: which plain alloc step fails (1-based; 0: none)
+  std::size_t plain_allocs_ = 0;   // alloc steps asked for so far
+  std::uint64_t driver_allocs_ = 0;  // driver allocations the program has made so far
+  std::uint64_t oom_nth_ = 0;      // the failing one's number, for the sim's alloc_fail
   bool threaded_ = false;
   bool reject_ = false;                              // the reject policy (make_reject)
   bool two_devices_ = false;                         // make_two_devices
