@@ -1,11 +1,18 @@
 #include "lanes.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <latch>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -14,7 +21,40 @@
 
 namespace tandem_bench {
 
-LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw) {
+namespace {
+
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// The first CPU of each physical core, in CPU order (sysfs topology; every
+// CPU its own core where sysfs says nothing).
+std::vector<int> first_cpu_per_core() {
+  std::vector<int> out;
+  std::set<std::pair<int, int>> seen;
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int c = 0; c < n; ++c) {
+    const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(c) + "/topology/";
+    int pkg = 0, core = c;
+    std::ifstream(base + "physical_package_id") >> pkg;
+    std::ifstream(base + "core_id") >> core;
+    if (seen.insert({pkg, core}).second) out.push_back(c);
+  }
+  return out;
+}
+
+void pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+}  // namespace
+
+LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw, LaneProbe probe) {
   if (threads < 1 || threads > static_cast<int>(e.lanes.size())) throw std::runtime_error("bad thread count");
   tandem::driver::Backend& b = e.platform.backend();
   std::vector<tandem::driver::EventHandle> events(static_cast<std::size_t>(threads));
@@ -42,6 +82,8 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
   std::mutex m;
   LaneRun out;
   std::vector<Clock::time_point> submitted(static_cast<std::size_t>(threads));
+  if (probe.detail) out.detail.resize(static_cast<std::size_t>(threads));
+  const std::vector<int> cores = probe.pin ? first_cpu_per_core() : std::vector<int>{};
   auto fail = [&](const std::string& why) {
     const std::lock_guard<std::mutex> lock(m);
     if (out.error.empty()) out.error = why;
@@ -52,6 +94,7 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       std::optional<PreparedLaunch> k;
+      if (!cores.empty()) pin_to(cores[static_cast<std::size_t>(t) % cores.size()]);
       try {
         k.emplace(e, e.lanes[static_cast<std::size_t>(t)], KernelKind::simt_copy);
         if (!tracked) {
@@ -68,7 +111,29 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
       go.wait();
       if (k) {
         try {
-          if (tracked) {
+          if (probe.detail) {
+            LaneDetail& d = out.detail[static_cast<std::size_t>(t)];
+            d.cpu_first = sched_getcpu();
+            const double cpu0 = thread_cpu_s();
+            auto before = Clock::now();
+            for (std::int64_t i = 0; i < per_thread; ++i) {
+              if (tracked) {
+                (void)k->tracked();
+              } else {
+                k->raw(e.raw);
+              }
+              const auto after = Clock::now();
+              const double us = std::chrono::duration<double, std::micro>(after - before).count();
+              if (us >= LaneDetail::kStallUs) {
+                ++d.stalls;
+                d.stall_s += us * 1e-6;
+              }
+              d.longest_us = std::max(d.longest_us, us);
+              before = after;
+            }
+            d.cpu_s = thread_cpu_s() - cpu0;
+            d.cpu_last = sched_getcpu();
+          } else if (tracked) {
             for (std::int64_t i = 0; i < per_thread; ++i) (void)k->tracked();
           } else {
             const int every = raw.event_every;
@@ -103,6 +168,9 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
     const auto [first, last] = std::minmax_element(submitted.begin(), submitted.end());
     out.fastest_lane_s = std::chrono::duration<double>(*first - t0).count();
     out.slowest_lane_s = std::chrono::duration<double>(*last - t0).count();
+    for (std::size_t t = 0; t < out.detail.size(); ++t) {
+      out.detail[t].submit_s = std::chrono::duration<double>(submitted[t] - t0).count();
+    }
   }
   return out;
 }

@@ -10,10 +10,24 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bench_env.hpp"
 
 namespace tandem_bench {
+
+// One lane's run, looked at closely (LaneProbe::detail): whether a slow
+// lane was slow at every launch, stalled now and then, or off the CPU.
+struct LaneDetail {
+  double submit_s = 0;          // start latch to its last launch submitted
+  double cpu_s = 0;             // the thread's CPU time over the same span
+  std::int64_t stalls = 0;      // launches that took >= kStallUs
+  double stall_s = 0;           // their time together
+  double longest_us = 0;        // the slowest launch
+  int cpu_first = -1;           // the CPU it started and ended on
+  int cpu_last = -1;
+  static constexpr double kStallUs = 20;
+};
 
 struct LaneRun {
   double seconds = 0;           // wall time, start latch to the last lane drained
@@ -24,6 +38,7 @@ struct LaneRun {
   double fastest_lane_s = 0;
   double slowest_lane_s = 0;
   std::string error;            // the first thread's failure, if any
+  std::vector<LaneDetail> detail;  // per lane, when LaneProbe::detail asked for it
 };
 
 // What a raw lane does besides launching: record an event on its stream
@@ -35,9 +50,18 @@ struct RawLaneOptions {
   bool querier = false;
 };
 
+// Diagnostics, off in every figure the report judges: `detail` times each
+// launch (a clock read per launch) and fills LaneRun::detail; `pin` pins
+// lane t to the first CPU of the t-th physical core.
+struct LaneProbe {
+  bool detail = false;
+  bool pin = false;
+};
+
 // tracked: tandem::launch (future dropped); else raw cuLaunchKernel (the
 // thread makes the context current first).
-LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw = {});
+LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw = {},
+                  LaneProbe probe = {});
 
 // One benchmark iteration = one run_lanes; manual time = its wall time;
 // counters launches_per_s and threads.

@@ -4,8 +4,18 @@
 //
 //   BM_RawLaunchThreads/K   BM_TrackedLaunchThreads/K
 // (the same under load: loaded_bench.cpp)
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
+
+#include <dirent.h>
+#include <unistd.h>
 
 #include "bench_env.hpp"
 #include "lanes.hpp"
@@ -54,9 +64,100 @@ void BM_RawLaunchThreadsEvents(benchmark::State& st) {
   });
 }
 
+// The retirement thread ("tandem-retire"): the CPU it last ran on and its
+// CPU seconds so far (from /proc; -1 and 0 where there is none).
+struct RetireThread {
+  int cpu = -1;
+  double cpu_s = 0;
+};
+
+RetireThread retire_thread() {
+  RetireThread out;
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return out;
+  while (const dirent* ent = readdir(d)) {
+    const std::string task = std::string("/proc/self/task/") + ent->d_name;
+    std::string comm;
+    std::getline(std::ifstream(task + "/comm"), comm);
+    if (comm != "tandem-retire") continue;
+    std::string stat;
+    std::getline(std::ifstream(task + "/stat"), stat);
+    // Fields after the command's closing parenthesis: 3 is state; utime and
+    // stime are 14 and 15, the processor 39.
+    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+    std::vector<std::string> f{std::istream_iterator<std::string>(rest), {}};
+    if (f.size() >= 37) {
+      const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+      out.cpu_s = (std::stod(f[11]) + std::stod(f[12])) / tick;
+      out.cpu = std::stoi(f[36]);
+    }
+  }
+  closedir(d);
+  return out;
+}
+
+// Diagnostics of the lanes (not a judged figure): K lanes, raw or tracked
+// (range(1)), pinned one per physical core or not (range(2)), each launch
+// timed. Five runs; counters for the median run by spread, and the
+// per-lane table of the worst run on stderr: is the slowest lane slow at
+// every launch, stalled now and then, or off the CPU?
+void BM_LaneDetail(benchmark::State& st) {
+  Env* e = Env::get(st);
+  const bool tracked = st.range(1) != 0;
+  if (e == nullptr || (!tracked && e->raw_or_skip(st) == nullptr)) return;
+  const int threads = static_cast<int>(st.range(0));
+  const LaneProbe probe{true, st.range(2) != 0};
+  guarded(st, [&] {
+    std::vector<LaneRun> runs;
+    std::vector<double> retire_cpu;
+    double seconds = 0;
+    for (auto _ : st) {
+      for (int r = 0; r < 5; ++r) {
+        e->drain();
+        const RetireThread before = retire_thread();
+        LaneRun run = run_lanes(*e, threads, kPerThread, tracked, {}, probe);
+        if (!run.error.empty()) throw std::runtime_error(run.error);
+        retire_cpu.push_back(retire_thread().cpu_s - before.cpu_s);
+        seconds += run.seconds;
+        runs.push_back(std::move(run));
+      }
+      st.SetIterationTime(seconds);
+    }
+    auto spread = [](const LaneRun& r) { return r.slowest_lane_s / r.fastest_lane_s; };
+    std::vector<std::size_t> order(runs.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return spread(runs[a]) < spread(runs[b]); });
+    const LaneRun& mid = runs[order[order.size() / 2]];
+    const LaneRun& worst = runs[order.back()];
+    auto slowest = [](const LaneRun& r) {
+      return *std::max_element(r.detail.begin(), r.detail.end(),
+                               [](const LaneDetail& a, const LaneDetail& b) { return a.submit_s < b.submit_s; });
+    };
+    const LaneDetail s = slowest(mid);
+    st.counters["launches_per_s"] = mid.launches_per_s;
+    st.counters["lane_spread"] = spread(mid);
+    st.counters["slowest_stall_fraction"] = s.submit_s > 0 ? s.stall_s / s.submit_s : 0;
+    st.counters["slowest_cpu_fraction"] = s.submit_s > 0 ? s.cpu_s / s.submit_s : 0;
+    st.counters["retire_cpu_s"] = retire_cpu[order[order.size() / 2]];
+    std::fprintf(stderr, "# BM_LaneDetail/%d/%s/%s worst run of 5: %.0f launches/s, spread %.2f, retirement thread on cpu %d\n",
+                 threads, tracked ? "tracked" : "raw", probe.pin ? "pinned" : "free", worst.launches_per_s,
+                 spread(worst), retire_thread().cpu);
+    std::fprintf(stderr, "#   lane  submit_ms  cpu_ms  stalls  stall_ms  longest_us  cpu\n");
+    for (std::size_t t = 0; t < worst.detail.size(); ++t) {
+      const LaneDetail& d = worst.detail[t];
+      std::fprintf(stderr, "#   %4zu  %9.2f  %6.2f  %6lld  %8.2f  %10.1f  %d->%d\n", t, d.submit_s * 1e3, d.cpu_s * 1e3,
+                   static_cast<long long>(d.stalls), d.stall_s * 1e3, d.longest_us, d.cpu_first, d.cpu_last);
+    }
+  });
+}
+
 }  // namespace
 
 void register_thread_benchmarks() {
+  benchmark::RegisterBenchmark("BM_LaneDetail", BM_LaneDetail)
+      ->ArgsProduct({{4, 8}, {0, 1}, {0, 1}})
+      ->Iterations(1)
+      ->UseManualTime();
   benchmark::RegisterBenchmark("BM_RawLaunchThreadsEvents", BM_RawLaunchThreadsEvents)
       ->ArgsProduct({{1, 8}, {1, 2, 8}, {0, 1}})
       ->Iterations(3)
