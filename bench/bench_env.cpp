@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "host_only_backend.hpp"
 #include "tandem/errors.hpp"
 
 namespace tandem_bench {
@@ -25,7 +26,10 @@ tandem::Platform open_platform() {
   const char* b = std::getenv("TANDEM_BENCH_BACKEND");
   const std::string_view kind = b ? b : "cuda";
   if (kind == "sim") return tandem::Platform::sim();
-  if (kind != "cuda") throw std::runtime_error("TANDEM_BENCH_BACKEND must be cuda or sim, not '" + std::string(kind) + "'");
+  if (kind == "host") return tandem::Platform::with_backend(make_host_only_backend());
+  if (kind != "cuda") {
+    throw std::runtime_error("TANDEM_BENCH_BACKEND must be cuda, sim or host, not '" + std::string(kind) + "'");
+  }
   return tandem::Platform::cuda();
 }
 
@@ -46,8 +50,9 @@ Env::Env(tandem::Platform p)
       stream(tandem::Stream::create(ctx)) {
   lanes.reserve(kMaxLanes);
   for (int i = 0; i < kMaxLanes; ++i) lanes.push_back(tandem::Stream::create(ctx));
-  if (platform.is_sim()) {
-    raw_why = "the raw driver baseline needs the cuda backend (TANDEM_BENCH_BACKEND=sim)";
+  if (platform.backend_name() != "cuda") {
+    raw_why = "the raw driver baseline needs the cuda backend (TANDEM_BENCH_BACKEND=" +
+              std::string(platform.backend_name()) + ")";
   } else if (!raw.load(raw_why) && raw_why.empty()) {
     raw_why = "the raw driver entry points could not be loaded";
   }

@@ -5,7 +5,9 @@
 //
 // Backend: the CUDA device, unless TANDEM_BENCH_BACKEND=sim asks for the
 // simulated device (a smoke run of the suite where no GPU is: the tracked
-// benchmarks run, the raw ones skip, and no figure means anything).
+// benchmarks run, the raw ones skip, and no figure means anything) or
+// TANDEM_BENCH_BACKEND=host for one whose device work costs nothing
+// (host_only_backend.hpp: tandem's own CPU path, for profiling).
 #pragma once
 
 #include <benchmark/benchmark.h>

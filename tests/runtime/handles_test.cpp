@@ -124,6 +124,23 @@ TEST_F(Handles, DeviceDescribesTheSimulatedGpu) {
   EXPECT_EQ(ctx.memory_info().total_bytes, d.total_memory());
 }
 
+// Platform::with_backend takes any backend (an instrumenting wrapper, say):
+// the platform is what that backend makes of it, and no backend is refused.
+TEST_F(Handles, APlatformRunsOnTheBackendItIsGiven) {
+  driver::SimConfig config;
+  config.devices = 2;
+  Platform p = Platform::with_backend(std::make_unique<driver::SimBackend>(config));
+  EXPECT_EQ(p.backend_name(), "sim");
+  EXPECT_TRUE(p.is_sim());
+  EXPECT_EQ(p.device_count(), 2);
+  Context ctx = Context::create(p.device(1));
+  Stream s = Stream::create(ctx);
+  const View b = allocate(s, DType::f32, 16);
+  EXPECT_EQ(b.device_ordinal(), 1);
+
+  EXPECT_TANDEM_ERROR(ErrorCode::invalid_handle, (void)Platform::with_backend(nullptr));
+}
+
 TEST_F(TwoDevices, DevicesHaveDistinctIdentitiesAndWork) {
   ASSERT_EQ(platform().device_count(), 2);
   const Device d0 = platform().device(0);

@@ -57,6 +57,11 @@ Platform Platform::sim(const driver::SimConfig& config) {
   return make(std::make_unique<driver::SimBackend>(config));
 }
 
+Platform Platform::with_backend(std::unique_ptr<driver::Backend> backend) {
+  if (!backend) throw Error(ErrorCode::invalid_handle, "Platform::with_backend without a backend");
+  return make(std::move(backend));
+}
+
 Platform Platform::open(BackendKind kind, const driver::SimConfig& sim_config) {
   switch (kind) {
     case BackendKind::cuda: return cuda();

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,10 @@ class Platform {
   static Platform open(BackendKind kind, const driver::SimConfig& sim_config = {});
   // Whether the CUDA backend can be loaded here; `why` says why not.
   static bool cuda_available(std::string& why);
+  // Any backend (tests and instrumentation: a backend that wraps another,
+  // counting or skipping calls). Throws Error(driver) when it reports no
+  // devices it can describe.
+  static Platform with_backend(std::unique_ptr<driver::Backend> backend);
 
   [[nodiscard]] std::string_view backend_name() const noexcept;
   [[nodiscard]] bool is_sim() const noexcept;
