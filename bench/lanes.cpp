@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <latch>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "prepared_launch.hpp"
+#include "stall_sampler.hpp"
 
 namespace tandem_bench {
 
@@ -83,6 +85,11 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
   LaneRun out;
   std::vector<Clock::time_point> submitted(static_cast<std::size_t>(threads));
   if (probe.detail) out.detail.resize(static_cast<std::size_t>(threads));
+  std::optional<StallSampler> stalls;
+  if (probe.detail) {
+    const char* v = std::getenv("TANDEM_BENCH_STALL_US");  // default 5 ms
+    stalls.emplace(threads, std::chrono::microseconds(v ? std::strtoll(v, nullptr, 10) : 5000));
+  }
   const std::vector<int> cores = probe.pin ? first_cpu_per_core() : std::vector<int>{};
   auto fail = [&](const std::string& why) {
     const std::lock_guard<std::mutex> lock(m);
@@ -115,13 +122,16 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
             LaneDetail& d = out.detail[static_cast<std::size_t>(t)];
             d.cpu_first = sched_getcpu();
             const double cpu0 = thread_cpu_s();
+            stalls->attach(t);
             auto before = Clock::now();
             for (std::int64_t i = 0; i < per_thread; ++i) {
+              stalls->begin(t);
               if (tracked) {
                 (void)k->tracked();
               } else {
                 k->raw(e.raw);
               }
+              stalls->end(t);
               const auto after = Clock::now();
               const double us = std::chrono::duration<double, std::micro>(after - before).count();
               if (us >= LaneDetail::kStallUs) {
@@ -157,6 +167,7 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
   go.count_down();
   finished.wait();
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (stalls) out.stall_samples = stalls->take_samples();  // before the lanes' threads end
   for (std::thread& th : pool) th.join();
   stop.store(true);
   if (querier) querier->join();

@@ -39,6 +39,9 @@ struct LaneRun {
   double slowest_lane_s = 0;
   std::string error;            // the first thread's failure, if any
   std::vector<LaneDetail> detail;  // per lane, when LaneProbe::detail asked for it
+  // With detail: launches that ran past 5 ms (TANDEM_BENCH_STALL_US), each
+  // sampled once (what the thread was doing: stall_sampler.hpp).
+  std::vector<std::string> stall_samples;
 };
 
 // What a raw lane does besides launching: record an event on its stream

@@ -142,6 +142,10 @@ void BM_LaneDetail(benchmark::State& st) {
     std::fprintf(stderr, "# BM_LaneDetail/%d/%s/%s worst run of 5: %.0f launches/s, spread %.2f, retirement thread on cpu %d\n",
                  threads, tracked ? "tracked" : "raw", probe.pin ? "pinned" : "free", worst.launches_per_s,
                  spread(worst), retire_thread().cpu);
+    std::size_t sampled = 0;
+    for (const LaneRun& r : runs) sampled += r.stall_samples.size();
+    std::fprintf(stderr, "#   stalled launches sampled in the 5 runs: %zu\n", sampled);
+    for (const std::string& text : worst.stall_samples) std::fprintf(stderr, "#   stall: %s\n", text.c_str());
     std::fprintf(stderr, "#   lane  submit_ms  cpu_ms  stalls  stall_ms  longest_us  cpu\n");
     for (std::size_t t = 0; t < worst.detail.size(); ++t) {
       const LaneDetail& d = worst.detail[t];
