@@ -33,12 +33,16 @@ tandem::Platform open_platform() {
   return tandem::Platform::cuda();
 }
 
-// TANDEM_BENCH_SHARE_EVENTS=1: the context shares completion events
-// (ContextOptions::share_completion_events, off by default).
+// TANDEM_BENCH_SHARE_EVENTS=0 or 1: the context shares completion events
+// or records one per submission (ContextOptions::share_completion_events);
+// unset, the runtime's default (on).
 tandem::ContextOptions context_options() {
   tandem::ContextOptions o;
-  const char* v = std::getenv("TANDEM_BENCH_SHARE_EVENTS");
-  o.share_completion_events = v != nullptr && std::string_view(v) == "1";
+  if (const char* v = std::getenv("TANDEM_BENCH_SHARE_EVENTS")) {
+    const std::string_view s(v);
+    if (s != "0" && s != "1") throw std::runtime_error("TANDEM_BENCH_SHARE_EVENTS must be 0 or 1, not '" + std::string(s) + "'");
+    o.share_completion_events = s == "1";
+  }
   return o;
 }
 

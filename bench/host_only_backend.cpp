@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <string>
 
+#include "tandem/driver/forwarding_backend.hpp"
 #include "tandem/driver/sim_backend.hpp"
 
 namespace tandem_bench {
@@ -49,52 +49,17 @@ class RecordTimes {
   mutable std::array<std::atomic<std::uint64_t>, kSlots> slots_{};
 };
 
-class HostOnlyBackend final : public d::Backend {
+// The sim's memory, streams, events and kernels; what would reach the
+// device returns at once. The sim's own queues hold only allocations and
+// frees, so its stream synchronize stays.
+class HostOnlyBackend final : public d::ForwardingBackend {
  public:
-  HostOnlyBackend() : sim_(d::SimConfig{}) {}
+  HostOnlyBackend() : ForwardingBackend(std::make_unique<d::SimBackend>(d::SimConfig{})) {}
 
   std::string_view name() const noexcept override { return "host"; }
-  std::string driver_version() const override { return "host-only (" + sim_.driver_version() + ")"; }
-  std::string describe(const d::Result& r) const override { return sim_.describe(r); }
+  std::string driver_version() const override { return "host-only (" + inner().driver_version() + ")"; }
 
-  d::Result device_count(int& out) noexcept override { return sim_.device_count(out); }
-  d::Result device_info(int o, d::DeviceInfo& out) noexcept override { return sim_.device_info(o, out); }
-  d::Result primary_context_retain(int o, d::ContextHandle& out) noexcept override {
-    return sim_.primary_context_retain(o, out);
-  }
-  d::Result primary_context_release(int o) noexcept override { return sim_.primary_context_release(o); }
-  d::Result context_create(int o, d::ContextHandle& out) noexcept override { return sim_.context_create(o, out); }
-  d::Result context_destroy(d::ContextHandle c) noexcept override { return sim_.context_destroy(c); }
-  d::Result context_device(d::ContextHandle c, int& o) noexcept override { return sim_.context_device(c, o); }
-  d::Result device_can_access_peer(int o, int p, bool& out) noexcept override {
-    return sim_.device_can_access_peer(o, p, out);
-  }
-  d::Result context_enable_peer_access(d::ContextHandle c, d::ContextHandle p) noexcept override {
-    return sim_.context_enable_peer_access(c, p);
-  }
-  d::Result pool_grant_access(d::ContextHandle c, d::PoolHandle p, int peer) noexcept override {
-    return sim_.pool_grant_access(c, p, peer);
-  }
-
-  d::Result stream_create(d::ContextHandle c, d::StreamHandle& out) noexcept override {
-    return sim_.stream_create(c, out);
-  }
-  d::Result stream_destroy(d::ContextHandle c, d::StreamHandle s) noexcept override {
-    return sim_.stream_destroy(c, s);
-  }
-  // The sim's own queue holds only allocations and frees here (events
-  // recorded on it complete by their time, not by it).
-  d::Result stream_synchronize(d::ContextHandle c, d::StreamHandle s) noexcept override {
-    return sim_.stream_synchronize(c, s);
-  }
   d::Result stream_query(d::ContextHandle, d::StreamHandle) noexcept override { return d::kOk; }
-
-  d::Result event_create(d::ContextHandle c, d::EventHandle& out) noexcept override {
-    return sim_.event_create(c, out);
-  }
-  d::Result event_destroy(d::ContextHandle c, d::EventHandle e) noexcept override {
-    return sim_.event_destroy(c, e);
-  }
   d::Result event_record(d::ContextHandle, d::EventHandle e, d::StreamHandle) noexcept override {
     times_->record(e);
     return d::kOk;
@@ -110,27 +75,6 @@ class HostOnlyBackend final : public d::Backend {
   d::Result stream_wait_event(d::ContextHandle, d::StreamHandle, d::EventHandle) noexcept override {
     return d::kOk;
   }
-
-  d::Result pool_create(d::ContextHandle c, d::PoolHandle& out) noexcept override { return sim_.pool_create(c, out); }
-  d::Result pool_destroy(d::ContextHandle c, d::PoolHandle p) noexcept override { return sim_.pool_destroy(c, p); }
-  d::Result pool_trim(d::ContextHandle c, d::PoolHandle p, std::size_t keep) noexcept override {
-    return sim_.pool_trim(c, p, keep);
-  }
-  d::Result mem_alloc_async(d::ContextHandle c, d::PoolHandle p, std::size_t bytes, d::StreamHandle s,
-                            d::DevicePtr& out) noexcept override {
-    return sim_.mem_alloc_async(c, p, bytes, s, out);
-  }
-  d::Result mem_free_async(d::ContextHandle c, d::DevicePtr ptr, d::StreamHandle s) noexcept override {
-    return sim_.mem_free_async(c, ptr, s);
-  }
-  d::Result mem_alloc(d::ContextHandle c, std::size_t bytes, d::DevicePtr& out) noexcept override {
-    return sim_.mem_alloc(c, bytes, out);
-  }
-  d::Result mem_free(d::ContextHandle c, d::DevicePtr ptr) noexcept override { return sim_.mem_free(c, ptr); }
-  d::Result mem_info(d::ContextHandle c, std::size_t& free_bytes, std::size_t& total) noexcept override {
-    return sim_.mem_info(c, free_bytes, total);
-  }
-
   d::Result memcpy_async(d::ContextHandle, d::DevicePtr, d::DevicePtr, std::size_t,
                          d::StreamHandle) noexcept override {
     return d::kOk;
@@ -146,21 +90,10 @@ class HostOnlyBackend final : public d::Backend {
                           d::StreamHandle) noexcept override {
     return d::kOk;
   }
-
-  d::Result kernel_function(d::ContextHandle c, const d::KernelSymbol& k, d::FunctionHandle& out) noexcept override {
-    return sim_.kernel_function(c, k, out);
-  }
   d::Result launch(const d::LaunchRequest&) noexcept override { return d::kOk; }
-
-  d::Result capture_begin(d::ContextHandle c, d::StreamHandle s) noexcept override { return sim_.capture_begin(c, s); }
-  d::Result capture_end(d::ContextHandle c, d::StreamHandle s, d::GraphHandle& out) noexcept override {
-    return sim_.capture_end(c, s, out);
-  }
   d::Result graph_launch(d::ContextHandle, d::GraphHandle, d::StreamHandle) noexcept override { return d::kOk; }
-  d::Result graph_destroy(d::ContextHandle c, d::GraphHandle g) noexcept override { return sim_.graph_destroy(c, g); }
 
  private:
-  d::SimBackend sim_;
   std::unique_ptr<RecordTimes> times_ = std::make_unique<RecordTimes>();
 };
 

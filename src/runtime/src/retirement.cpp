@@ -544,8 +544,9 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
   // Each outcome is published to its futures (release order, after the
   // leases are gone); a record no future refers to cannot be observed any
   // more, so it keeps its `pending` state and goes straight back to the
-  // pool with its event, and retiring it writes as little as possible to
-  // what the submitting thread reuses.
+  // pool (its events too, which the submitter moves to the free list), and
+  // retiring it writes as little as possible to what the submitting thread
+  // reuses.
   if (LatencyHistogram* h = s.ctx->retire_latency.get()) {
     const std::uint64_t now = Submission::now_ns();
     for (const Outcome& o : outcomes_) {

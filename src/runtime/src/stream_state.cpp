@@ -15,6 +15,8 @@ namespace tandem::detail {
 // one per submission, as share_completion_events = false does.
 const std::uint32_t StreamState::kShareRun =
     static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_SHARE_RUN", 0, 8), 1, 1024));
+// Eight runs: a fault then quarantines at most 63 submissions with it.
+const std::uint32_t StreamState::kLongestShareRun = 8 * StreamState::kShareRun;
 
 StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHandle handle_,
                          bool owned_)
@@ -82,8 +84,13 @@ void StreamState::destroy() noexcept {
   c.release();
 }
 
+bool StreamState::has_free_event() {
+  if (free_events.empty()) take_back_returned();
+  return !free_events.empty();
+}
+
 driver::EventHandle StreamState::take_event() {
-  if (!free_events.empty()) {
+  if (has_free_event()) {
     driver::EventHandle e = free_events.back();
     free_events.pop_back();
     return e;
@@ -133,12 +140,13 @@ void StreamState::recycle(Submission* s) noexcept {
 }
 
 Submission* StreamState::reuse_settled(Submission* s) noexcept {
-  // A record keeps its completion event across uses; a birth mark is rare.
+  // Events wait in `free_events`, not on pooled records: a shared-event
+  // stream records one for about every kShareRun submissions, and events
+  // left on records would sit idle on covered ones while evented ones
+  // found none free and made more (cuEventCreate: stream_state.hpp).
   if (s->birth_mark) free_events.push_back(std::exchange(s->birth_mark, {}));
-  if (free_records.full()) {
-    if (s->event) free_events.push_back(std::exchange(s->event, {}));
-    return s;
-  }
+  if (s->event) free_events.push_back(std::exchange(s->event, {}));
+  if (free_records.full()) return s;
   free_records.push(s);
   return nullptr;
 }

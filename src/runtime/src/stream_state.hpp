@@ -56,7 +56,7 @@ struct StreamAnchor {
   StreamState* stream TANDEM_GUARDED_BY(mu) = nullptr;
 };
 
-// Submission records kept for reuse, each with its event: a fixed ring of
+// Submission records kept for reuse (without events): a fixed ring of
 // pointers, reused oldest first. Handing a record back writes nothing to
 // it, and the record reused is the one retirement handed back longest ago:
 // the least likely still to be in the retiring thread's cache.
@@ -112,12 +112,21 @@ struct StreamState {
   void destroy() noexcept;
 
   // Recycled events and submission records (submit path, under `mu`).
+  // Making an event is the exception: cuEventCreate takes a lock of the
+  // driver for writing, and while other threads launch (each holding it
+  // for reading) it waits for a moment none does: 5-65 ms on the H200 with
+  // 8 threads launching. So events come back to `free_events` as their
+  // submissions settle, records in the pool carry none, and a stream that
+  // shares events covers a submission rather than make one (submit.cpp).
   driver::EventHandle take_event() TANDEM_REQUIRES(mu);
+  // Whether take_event() has one without making it (takes back what
+  // retirement returned first).
+  bool has_free_event() TANDEM_REQUIRES(mu);
   Submission* take_submission() TANDEM_REQUIRES(mu);
   void recycle(Submission* s) noexcept TANDEM_REQUIRES(mu);
   // Takes back a record retired with nothing else referring to it (its
-  // state still `pending`, its keep-alive released), keeping its event for
-  // the next use; returns it instead when the pool is full, for the caller
+  // state still `pending`, its keep-alive released), its events to
+  // `free_events`; returns it instead when the pool is full, for the caller
   // to delete once the lock is released.
   Submission* reuse_settled(Submission* s) noexcept TANDEM_REQUIRES(mu);
   // Retirement, without the lock: hands settled records (as for
@@ -186,8 +195,11 @@ struct StreamState {
   // Covered submissions queued since the newest one that recorded its own
   // event (ContextOptions::share_completion_events).
   std::uint32_t shared_run TANDEM_GUARDED_BY(mu) = 0;
-  // At most kShareRun - 1 covered submissions per event of their own.
+  // At most kShareRun - 1 covered submissions per event of their own while
+  // the stream has a free event; up to kLongestShareRun - 1 while it has
+  // none (rather than make one on the submit path).
   static const std::uint32_t kShareRun;
+  static const std::uint32_t kLongestShareRun;
   // Written by submitters under `mu` (one writer at a time: plain stores),
   // read without the lock by retirement, stats and waiters.
   std::atomic<std::uint64_t> submitted_seq{0};   // seq of the newest queued

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "context_state.hpp"
 #include "graph_state.hpp"
@@ -343,12 +344,16 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   Submission* sub = s.take_submission();
   // Share the next event (see ContextOptions::share_completion_events) when
   // this stream has work pending that retirement will prove anyway, and the
-  // run of covered submissions is short. A birth mark's carrier records
-  // its own event: other streams wait on the two of them directly.
+  // run of covered submissions is short, or no event is free (making one
+  // can stall this thread for milliseconds: stream_state.hpp). A birth
+  // mark's carrier records its own event: other streams wait on the two of
+  // them directly.
   const bool cover = ctx.share_events && !s.unmarked_allocation &&
-                     s.tail.load(std::memory_order_relaxed) != nullptr && s.shared_run + 1 < StreamState::kShareRun;
+                     s.tail.load(std::memory_order_relaxed) != nullptr &&
+                     (s.shared_run + 1 < StreamState::kShareRun ||
+                      (s.shared_run + 1 < StreamState::kLongestShareRun && !s.has_free_event()));
   try {
-    if (!cover && !sub->event) sub->event = s.take_event();
+    if (!cover) sub->event = s.take_event();
     if (s.unmarked_allocation) {
       // Before this work and its waits: another stream's first use of the
       // new allocations waits for the allocations, not for this work.

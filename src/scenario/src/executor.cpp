@@ -1186,6 +1186,9 @@ bool Executor::open_backend(RunResult& out) {
   co.conflict_policy = sc_.conflict_policy == ConflictPolicy::reject ? tandem::ConflictPolicy::reject
                                                                      : tandem::ConflictPolicy::order;
   co.measure_retirement_latency = true;  // the report's retire_latency_us
+  // One event per submission: a completion_unknown fault quarantines
+  // exactly the faulted launch's allocations, as the report's checks count.
+  co.share_completion_events = false;
   for (const std::uint32_t d : sc_.devices) {
     Context c = Context::create(platform_->device(static_cast<int>(d)), co);
     // Before any step: on CUDA a kernel's first load waits for the kernels

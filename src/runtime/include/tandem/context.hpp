@@ -42,17 +42,17 @@ struct ContextOptions {
   bool measure_retirement_latency = false;
   // Submissions that follow each other closely on one stream share a
   // completion event: while the stream has work pending, only every 8th
-  // submission records one (the first on an idle stream always does), and
-  // retirement records one after the last when the stream has been quiet
-  // for 50 µs (at once for a waiter). Stream order makes a later event's
-  // completion prove the earlier work done, so nothing is released early;
-  // what changes is that an error (unknown completion) is attributed to
-  // every submission the failing event covers, not only to the one that
-  // caused it, and they are all quarantined. Off by default: on the H200 it
-  // takes 3-7 points off a one-thread launch but a third off the aggregate
-  // throughput of 8 threads launching on 8 streams, for a reason not found
-  // yet (docs/runtime.md, "Shared completion events").
-  bool share_completion_events = false;
+  // submission records one (the first on an idle stream always does; with
+  // no free event at hand, up to every 64th, rather than stall making one),
+  // and retirement records one after the last when the stream has been
+  // quiet for 50 µs (at once for a waiter). Stream order makes a later
+  // event's completion prove the earlier work done, so nothing is released
+  // early; what changes is that an error (unknown completion) is attributed
+  // to every submission the failing event covers, not only to the one that
+  // caused it, and they are all quarantined. On by default: an event record
+  // costs 7-11 % of a launch on the H200. Off: one event per submission,
+  // exact attribution (the scenario executor's choice).
+  bool share_completion_events = true;
 };
 
 class Context {
