@@ -12,7 +12,8 @@
 //   the submission whose own event reports it (quarantined, with the covered
 //   run before it) and retiring the others.
 // - A stream whose sweep retired nothing (a long kernel) is looked at again
-//   after a backoff of 16 µs doubling to 1 ms, with one query first.
+//   with one query first: every sweep for 50 µs, then after a backoff of a
+//   quarter of the stall so far (16 µs to 1 ms).
 // - Asleep on a condition variable while nothing is pending (no CPU); a
 //   submit wakes it only if it sleeps. While work is pending it sweeps every
 //   2 µs (a waiter, or no new work since the last sweep) or up to every
