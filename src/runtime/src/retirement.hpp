@@ -17,8 +17,8 @@
 // - Asleep on a condition variable while nothing is pending (no CPU); a
 //   submit wakes it only if it sleeps. While work is pending it sweeps every
 //   2 µs (a waiter, or no new work since the last sweep) or up to every
-//   64 µs (work streaming in, or a deep queue: querying more often only
-//   slows the submitters down), and after 200 µs without progress sleeps
+//   1 ms, napping (work streaming in, or a deep queue: querying more often
+//   only slows the submitters down), and after 200 µs without progress sleeps
 //   20 µs doubling to 1 ms.
 // - Frees memory, releases foreign owners and destroys streams on its own
 //   thread, never inside a driver callback, never holding a runtime lock.
