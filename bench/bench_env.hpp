@@ -30,6 +30,12 @@ namespace tandem_bench {
 
 using Clock = std::chrono::steady_clock;
 
+// Clock's time as nanoseconds, for atomics shared between threads.
+inline std::uint64_t steady_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
 // Host threads of the threaded benchmarks: 1, 2, 4, 8.
 inline constexpr int kMaxLanes = 8;
 

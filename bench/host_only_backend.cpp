@@ -2,10 +2,10 @@
 
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 
+#include "bench_env.hpp"
 #include "tandem/driver/forwarding_backend.hpp"
 #include "tandem/driver/sim_backend.hpp"
 
@@ -14,12 +14,6 @@ namespace tandem_bench {
 namespace {
 
 namespace d = tandem::driver;
-
-std::uint64_t now_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
 
 // An event completes this long after its record, as a GPU's would after the
 // empty kernel before it: retirement then lags the submitter as it does on
@@ -34,9 +28,9 @@ std::uint64_t event_delay_ns() {
 // sharing a slot only make the older look pending longer, never done early.
 class RecordTimes {
  public:
-  void record(d::EventHandle e) noexcept { slot(e).store(now_ns(), std::memory_order_relaxed); }
+  void record(d::EventHandle e) noexcept { slot(e).store(steady_ns(), std::memory_order_relaxed); }
   [[nodiscard]] bool complete(d::EventHandle e) const noexcept {
-    return now_ns() >= slot(e).load(std::memory_order_relaxed) + delay_;
+    return steady_ns() >= slot(e).load(std::memory_order_relaxed) + delay_;
   }
 
  private:

@@ -66,6 +66,12 @@ struct LaneProbe {
 LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw = {},
                   LaneProbe probe = {});
 
+// The slowest lane's submitting time over the fastest's: 1 when the lanes
+// kept pace with each other (0 when the run failed).
+inline double lane_spread(const LaneRun& r) {
+  return r.fastest_lane_s > 0 ? r.slowest_lane_s / r.fastest_lane_s : 0.0;
+}
+
 // One benchmark iteration = one run_lanes; manual time = its wall time;
 // counters launches_per_s and threads.
 void measure_lanes(benchmark::State& st, Env& e, int threads, std::int64_t per_thread, bool tracked);

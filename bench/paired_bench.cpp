@@ -104,10 +104,6 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
 void BM_PairedSimtLaunch(benchmark::State& st) { paired_launch(st, KernelKind::simt_copy); }
 void BM_PairedTileLaunch(benchmark::State& st) { paired_launch(st, KernelKind::tile_copy); }
 
-// The slowest lane's submitting time over the fastest's: 1 when the lanes
-// kept pace with each other.
-double lane_spread(const LaneRun& r) { return r.fastest_lane_s > 0 ? r.slowest_lane_s / r.fastest_lane_s : 0.0; }
-
 void BM_PairedLaunchThreads(benchmark::State& st) {
   Env* e = Env::get(st);
   if (e == nullptr || e->raw_or_skip(st) == nullptr) return;

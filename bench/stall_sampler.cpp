@@ -13,15 +13,11 @@
 #include <unistd.h>
 #endif
 
+#include "bench_env.hpp"
+
 namespace tandem_bench {
 
 namespace {
-
-std::uint64_t now_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
 
 constexpr int kFrames = 40;
 
@@ -57,14 +53,17 @@ void on_sample_signal(int) {
   errno = saved;
 }
 
+}  // namespace
+#endif
+
 std::string first_line(const std::string& path) {
   std::string s;
   std::getline(std::ifstream(path), s);
   return s;
 }
 
-// The tid of this process's thread named `name`, or 0.
 int thread_named(const std::string& name) {
+#if defined(__linux__)
   DIR* d = opendir("/proc/self/task");
   if (d == nullptr) return 0;
   int found = 0;
@@ -77,10 +76,11 @@ int thread_named(const std::string& name) {
   }
   closedir(d);
   return found;
-}
-
-}  // namespace
+#else
+  (void)name;
+  return 0;
 #endif
+}
 
 // Slots 0..lanes-1 are the lanes; the last is the retirement thread.
 StallSampler::StallSampler(int lanes, std::chrono::microseconds threshold)
@@ -120,7 +120,7 @@ void StallSampler::attach(int slot) {
 }
 
 void StallSampler::begin(int slot) noexcept {
-  lanes_[static_cast<std::size_t>(slot)].begun_ns.store(now_ns(), std::memory_order_relaxed);
+  lanes_[static_cast<std::size_t>(slot)].begun_ns.store(steady_ns(), std::memory_order_relaxed);
 }
 
 void StallSampler::end(int slot) noexcept {
@@ -139,7 +139,7 @@ void StallSampler::watch() {
     for (int i = 0; i < count_ && samples_.size() < kMaxSamples; ++i) {
       Lane& l = lanes_[static_cast<std::size_t>(i)];
       const std::uint64_t begun = l.begun_ns.load(std::memory_order_relaxed);
-      const std::uint64_t now = now_ns();
+      const std::uint64_t now = steady_ns();
       if (begun == 0 || begun == l.sampled_ns || now < begun + threshold_ns_ || l.tid.load() == 0) continue;
       l.sampled_ns = begun;
       std::string text = "lane " + std::to_string(i) + " in one launch for " +
@@ -167,9 +167,9 @@ std::string StallSampler::sample(int slot) {
       << first_line(task + "/wchan") << ", syscall " << first_line(task + "/syscall");
   l.frame_count.store(-1, std::memory_order_relaxed);
   ::syscall(SYS_tgkill, getpid(), tid, SIGURG);
-  const std::uint64_t give_up = now_ns() + 20'000'000;
+  const std::uint64_t give_up = steady_ns() + 20'000'000;
   int n = -1;
-  while ((n = l.frame_count.load(std::memory_order_acquire)) < 0 && now_ns() < give_up) std::this_thread::yield();
+  while ((n = l.frame_count.load(std::memory_order_acquire)) < 0 && steady_ns() < give_up) std::this_thread::yield();
   if (n > 0) {
     char** names = backtrace_symbols(l.frames, n);
     for (int i = 2; i < n; ++i) out << "\n      " << (names ? names[i] : "?");  // 0, 1: the handler

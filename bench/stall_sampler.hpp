@@ -19,6 +19,11 @@
 
 namespace tandem_bench {
 
+// /proc helpers the lane diagnostics share (Linux; elsewhere empty / 0).
+// The first line of a file; the tid of this process's thread named `name`.
+std::string first_line(const std::string& path);
+int thread_named(const std::string& name);
+
 class StallSampler {
  public:
   StallSampler(int lanes, std::chrono::microseconds threshold);

@@ -6,7 +6,6 @@
 // (the same under load: loaded_bench.cpp)
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
@@ -14,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include "bench_env.hpp"
 #include "lanes.hpp"
+#include "stall_sampler.hpp"
 
 namespace tandem_bench {
 
@@ -73,26 +72,20 @@ struct RetireThread {
 
 RetireThread retire_thread() {
   RetireThread out;
-  DIR* d = opendir("/proc/self/task");
-  if (d == nullptr) return out;
-  while (const dirent* ent = readdir(d)) {
-    const std::string task = std::string("/proc/self/task/") + ent->d_name;
-    std::string comm;
-    std::getline(std::ifstream(task + "/comm"), comm);
-    if (comm != "tandem-retire") continue;
-    std::string stat;
-    std::getline(std::ifstream(task + "/stat"), stat);
-    // Fields after the command's closing parenthesis: 3 is state; utime and
-    // stime are 14 and 15, the processor 39.
-    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
-    std::vector<std::string> f{std::istream_iterator<std::string>(rest), {}};
-    if (f.size() >= 37) {
-      const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
-      out.cpu_s = (std::stod(f[11]) + std::stod(f[12])) / tick;
-      out.cpu = std::stoi(f[36]);
-    }
+  const int tid = thread_named("tandem-retire");
+  if (tid == 0) return out;
+  const std::string stat = first_line("/proc/self/task/" + std::to_string(tid) + "/stat");
+  // Fields after the command's closing parenthesis: 3 is state; utime and
+  // stime are 14 and 15, the processor 39.
+  const std::size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return out;
+  std::istringstream rest(stat.substr(paren + 1));
+  std::vector<std::string> f{std::istream_iterator<std::string>(rest), {}};
+  if (f.size() >= 37) {
+    const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+    out.cpu_s = (std::stod(f[11]) + std::stod(f[12])) / tick;
+    out.cpu = std::stoi(f[36]);
   }
-  closedir(d);
   return out;
 }
 
@@ -123,10 +116,9 @@ void BM_LaneDetail(benchmark::State& st) {
       }
       st.SetIterationTime(seconds);
     }
-    auto spread = [](const LaneRun& r) { return r.slowest_lane_s / r.fastest_lane_s; };
     std::vector<std::size_t> order(runs.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return spread(runs[a]) < spread(runs[b]); });
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return lane_spread(runs[a]) < lane_spread(runs[b]); });
     const LaneRun& mid = runs[order[order.size() / 2]];
     const LaneRun& worst = runs[order.back()];
     auto slowest = [](const LaneRun& r) {
@@ -135,13 +127,13 @@ void BM_LaneDetail(benchmark::State& st) {
     };
     const LaneDetail s = slowest(mid);
     st.counters["launches_per_s"] = mid.launches_per_s;
-    st.counters["lane_spread"] = spread(mid);
+    st.counters["lane_spread"] = lane_spread(mid);
     st.counters["slowest_stall_fraction"] = s.submit_s > 0 ? s.stall_s / s.submit_s : 0;
     st.counters["slowest_cpu_fraction"] = s.submit_s > 0 ? s.cpu_s / s.submit_s : 0;
     st.counters["retire_cpu_s"] = retire_cpu[order[order.size() / 2]];
     std::fprintf(stderr, "# BM_LaneDetail/%d/%s/%s worst run of 5: %.0f launches/s, spread %.2f, retirement thread on cpu %d\n",
                  threads, tracked ? "tracked" : "raw", probe.pin ? "pinned" : "free", worst.launches_per_s,
-                 spread(worst), retire_thread().cpu);
+                 lane_spread(worst), retire_thread().cpu);
     std::size_t sampled = 0;
     for (const LaneRun& r : runs) sampled += r.stall_samples.size();
     std::fprintf(stderr, "#   stalled launches sampled in the 5 runs: %zu\n", sampled);

@@ -283,7 +283,7 @@ bool Retirement::sweep_stream(StreamState& s) {
   if (!newest || !head) return false;
   outcomes_.clear();
   bool stall_query_failed = false;
-  if (s.stalled_sweeps != 0 && waiters_.load(std::memory_order_relaxed) == 0 &&
+  if (s.stalled_since_ns != 0 && waiters_.load(std::memory_order_relaxed) == 0 &&
       !stall_over(s, head, newest, stall_query_failed)) {
     return false;
   }
@@ -323,7 +323,7 @@ bool Retirement::sweep_stream(StreamState& s) {
     note_stall(s, Submission::now_ns());
     return false;
   }
-  s.stalled_sweeps = 0;
+  s.stalled_since_ns = 0;
   TANDEM_TRACE("settle stream %lu: seq %lu..%lu (head %lu newest %lu, newest event %p query %d); last event %p",
                s.id, outcomes_.front().sub->seq,
                outcomes_.back().sub->seq, head->seq,
@@ -359,8 +359,7 @@ bool Retirement::stall_over(StreamState& s, Submission* head, Submission* newest
 // After it, a quarter of the time stalled so far, 16 µs to 1 ms.
 void Retirement::note_stall(StreamState& s, std::uint64_t now_ns) noexcept {
   constexpr std::uint64_t kGraceNs = 50'000, kShortestBackoffNs = 16'000, kLongestBackoffNs = 1'000'000;
-  if (s.stalled_sweeps == 0) s.stalled_since_ns = now_ns;
-  s.stalled_sweeps = std::min<std::uint32_t>(s.stalled_sweeps + 1, 1U << 30);
+  if (s.stalled_since_ns == 0) s.stalled_since_ns = now_ns;
   const std::uint64_t stalled = now_ns - s.stalled_since_ns;
   s.next_look_ns = stalled < kGraceNs ? now_ns : now_ns + std::clamp(stalled / 4, kShortestBackoffNs, kLongestBackoffNs);
 }

@@ -219,9 +219,8 @@ struct StreamState {
   std::uint64_t newest_evented_seq = 0;
   std::uint64_t swept_submitted = 0;
   std::uint64_t quiet_since_ns = 0;
-  // Sweeps in a row that retired nothing, since when, and when to look
-  // again (Retirement::stall_over).
-  std::uint32_t stalled_sweeps = 0;
+  // Since when sweeps in a row retired nothing (0: not stalled), and when
+  // to look again (Retirement::stall_over).
   std::uint64_t stalled_since_ns = 0;
   std::uint64_t next_look_ns = 0;
   std::atomic<std::uint64_t> user_settled{0};
