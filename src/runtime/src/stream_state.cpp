@@ -146,9 +146,7 @@ Submission* StreamState::reuse_settled(Submission* s) noexcept {
   // found none free and made more (cuEventCreate: stream_state.hpp).
   if (s->birth_mark) free_events.push_back(std::exchange(s->birth_mark, {}));
   if (s->event) free_events.push_back(std::exchange(s->event, {}));
-  if (free_records.full()) return s;
-  free_records.push(s);
-  return nullptr;
+  return free_records.push(s) ? nullptr : s;
 }
 
 void StreamState::enqueue_locked(Submission* sub) noexcept {

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "submission.hpp"
@@ -56,29 +57,50 @@ struct StreamAnchor {
   StreamState* stream TANDEM_GUARDED_BY(mu) = nullptr;
 };
 
-// Submission records kept for reuse (without events): a fixed ring of
-// pointers, reused oldest first. Handing a record back writes nothing to
-// it, and the record reused is the one retirement handed back longest ago:
-// the least likely still to be in the retiring thread's cache.
+// Submission records kept for reuse (without events): a ring of pointers,
+// reused oldest first. Handing a record back writes nothing to it, and the
+// record reused is the one retirement handed back longest ago: the least
+// likely still to be in the retiring thread's cache. It grows (doubling, up
+// to kMaxCapacity) when records come back to a full ring: a stream holds
+// about as many records as it once had pending between two sweeps (a 1 ms
+// sweep gap at ~200 ns a launch is ~5,000), and a smaller pool would free
+// the surplus at every sweep and allocate it again at the next launches.
 class RecordRing {
  public:
-  static constexpr std::uint32_t kCapacity = 1024;  // a power of two
-  RecordRing() : slots_(new Submission*[kCapacity]) {}
+  static constexpr std::uint32_t kInitialCapacity = 256;  // powers of two
+  static constexpr std::uint32_t kMaxCapacity = 16384;
+  RecordRing() : slots_(new Submission*[kInitialCapacity]), capacity_(kInitialCapacity) {}
   [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
-  [[nodiscard]] bool full() const noexcept { return count_ == kCapacity; }
+  [[nodiscard]] std::uint32_t size() const noexcept { return count_; }
   Submission* pop() noexcept {
     Submission* s = slots_[head_];
-    head_ = (head_ + 1) & (kCapacity - 1);
+    head_ = (head_ + 1) & (capacity_ - 1);
     --count_;
     return s;
   }
-  void push(Submission* s) noexcept {
-    slots_[(head_ + count_) & (kCapacity - 1)] = s;
+  // False when full at kMaxCapacity, or when growing found no memory: the
+  // caller keeps `s`.
+  bool push(Submission* s) noexcept {
+    if (count_ == capacity_ && !grow()) return false;
+    slots_[(head_ + count_) & (capacity_ - 1)] = s;
     ++count_;
+    return true;
   }
 
  private:
+  bool grow() noexcept {
+    if (capacity_ >= kMaxCapacity) return false;
+    std::unique_ptr<Submission*[]> bigger(new (std::nothrow) Submission*[2 * capacity_]);
+    if (!bigger) return false;
+    for (std::uint32_t i = 0; i < count_; ++i) bigger[i] = slots_[(head_ + i) & (capacity_ - 1)];
+    slots_ = std::move(bigger);
+    head_ = 0;
+    capacity_ *= 2;
+    return true;
+  }
+
   std::unique_ptr<Submission*[]> slots_;
+  std::uint32_t capacity_;
   std::uint32_t head_ = 0;
   std::uint32_t count_ = 0;
 };
