@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 
 #include "bench_env.hpp"
 #include "tandem/driver/forwarding_backend.hpp"
@@ -28,7 +30,10 @@ std::uint64_t event_delay_ns() {
 // sharing a slot only make the older look pending longer, never done early.
 class RecordTimes {
  public:
-  void record(d::EventHandle e) noexcept { slot(e).store(steady_ns(), std::memory_order_relaxed); }
+  // Recorded on a stream whose queued work starts at `start_ns`.
+  void record(d::EventHandle e, std::uint64_t start_ns) noexcept {
+    slot(e).store(start_ns, std::memory_order_relaxed);
+  }
   [[nodiscard]] bool complete(d::EventHandle e) const noexcept {
     return steady_ns() >= slot(e).load(std::memory_order_relaxed) + delay_;
   }
@@ -43,6 +48,49 @@ class RecordTimes {
   mutable std::array<std::atomic<std::uint64_t>, kSlots> slots_{};
 };
 
+// Streams held busy by a `spin` launch (the loaded state holds its
+// submissions in flight behind one): until when, by stream. A fixed table
+// scanned only while some stream spins; a stream without an entry is idle.
+class BusyStreams {
+ public:
+  // Work queued on `s` now starts at this time (now, or when its spin ends).
+  [[nodiscard]] std::uint64_t start_ns(d::StreamHandle s) const noexcept {
+    const std::uint64_t now = steady_ns();
+    if (used_.load(std::memory_order_acquire) == 0) return now;
+    for (const Slot& e : slots_) {
+      if (e.stream.load(std::memory_order_acquire) == s.raw) {
+        const std::uint64_t until = e.until.load(std::memory_order_acquire);
+        return until > now ? until : now;
+      }
+    }
+    return now;
+  }
+  // A spin of `ns` queued on `s`: it runs after whatever `s` already holds.
+  // False when the table is full (the launch is then refused).
+  bool spin(d::StreamHandle s, std::uint64_t ns) noexcept {
+    const std::uint64_t until = start_ns(s) + ns;
+    for (Slot& e : slots_) {
+      void* cur = e.stream.load(std::memory_order_acquire);
+      if (cur == nullptr && e.stream.compare_exchange_strong(cur, s.raw, std::memory_order_acq_rel)) {
+        used_.fetch_add(1, std::memory_order_acq_rel);
+      }
+      if (cur == nullptr || cur == s.raw) {
+        e.until.store(until, std::memory_order_release);
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  struct Slot {
+    std::atomic<void*> stream{nullptr};
+    std::atomic<std::uint64_t> until{0};
+  };
+  std::array<Slot, 64> slots_{};
+  std::atomic<int> used_{0};
+};
+
 // The sim's memory, streams, events and kernels; what would reach the
 // device returns at once. The sim's own queues hold only allocations and
 // frees, so its stream synchronize stays.
@@ -53,9 +101,15 @@ class HostOnlyBackend final : public d::ForwardingBackend {
   std::string_view name() const noexcept override { return "host"; }
   std::string driver_version() const override { return "host-only (" + inner().driver_version() + ")"; }
 
-  d::Result stream_query(d::ContextHandle, d::StreamHandle) noexcept override { return d::kOk; }
-  d::Result event_record(d::ContextHandle, d::EventHandle e, d::StreamHandle) noexcept override {
-    times_->record(e);
+  d::Result stream_query(d::ContextHandle, d::StreamHandle s) noexcept override {
+    return busy_->start_ns(s) > steady_ns() ? d::Result{d::Status::not_ready, 0, "host-only spin"} : d::kOk;
+  }
+  d::Result stream_synchronize(d::ContextHandle ctx, d::StreamHandle s) noexcept override {
+    while (busy_->start_ns(s) > steady_ns()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    return inner().stream_synchronize(ctx, s);
+  }
+  d::Result event_record(d::ContextHandle, d::EventHandle e, d::StreamHandle s) noexcept override {
+    times_->record(e, busy_->start_ns(s));
     return d::kOk;
   }
   d::Result event_query(d::ContextHandle, d::EventHandle e) noexcept override {
@@ -84,11 +138,32 @@ class HostOnlyBackend final : public d::ForwardingBackend {
                           d::StreamHandle) noexcept override {
     return d::kOk;
   }
-  d::Result launch(const d::LaunchRequest&) noexcept override { return d::kOk; }
+  // Returns at once, except that a `spin` kernel (the catalog's: a buffer,
+  // then its duration in ns) holds its stream busy for that long.
+  d::Result launch(const d::LaunchRequest& r) noexcept override {
+    if (!is_spin(r.symbol) || r.params == nullptr) return d::kOk;
+    std::uint64_t ns = 0;
+    std::memcpy(&ns, r.params[1], sizeof ns);
+    return busy_->spin(r.stream, ns) ? d::kOk
+                                      : d::Result{d::Status::invalid_value, 0, "host-only: too many spinning streams"};
+  }
   d::Result graph_launch(d::ContextHandle, d::GraphHandle, d::StreamHandle) noexcept override { return d::kOk; }
 
  private:
+  // By name, remembered per thread for the last symbol (a name search per
+  // launch would be most of what this backend costs).
+  static bool is_spin(const d::KernelSymbol* k) noexcept {
+    thread_local const d::KernelSymbol* last = nullptr;
+    thread_local bool last_is_spin = false;
+    if (k != last) {
+      last = k;
+      last_is_spin = k != nullptr && std::strstr(k->name, "spin") != nullptr;
+    }
+    return last_is_spin;
+  }
+
   std::unique_ptr<RecordTimes> times_ = std::make_unique<RecordTimes>();
+  std::unique_ptr<BusyStreams> busy_ = std::make_unique<BusyStreams>();
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -56,8 +57,12 @@ void pin_to(int cpu) {
 
 }  // namespace
 
-LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw, LaneProbe probe) {
+LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw, LaneProbe probe,
+                  std::int64_t drain_every) {
   if (threads < 1 || threads > static_cast<int>(e.lanes.size())) throw std::runtime_error("bad thread count");
+  if (drain_every < 0 || (drain_every > 0 && probe.detail)) {
+    throw std::runtime_error("run_lanes: drain_every must be >= 0, and 0 with probe.detail");
+  }
   tandem::driver::Backend& b = e.platform.backend();
   std::vector<tandem::driver::EventHandle> events(static_cast<std::size_t>(threads));
   if (!tracked && raw.event_every > 0) {
@@ -91,6 +96,27 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
     stalls.emplace(threads, std::chrono::microseconds(v ? std::strtoll(v, nullptr, 10) : 5000));
   }
   const std::vector<int> cores = probe.pin ? first_cpu_per_core() : std::vector<int>{};
+  // Rounds (drain_every > 0): the barrier's completion closes one round and
+  // opens the next, while every lane waits at it.
+  const auto lanes_n = static_cast<std::size_t>(threads);
+  std::vector<Clock::time_point> round_done(lanes_n);
+  std::vector<double> lane_rounds_s(lanes_n, 0.0);
+  Clock::time_point round_start{};
+  bool round_open = false;
+  double rounds_s = 0;
+  auto close_round = [&]() noexcept {
+    const auto now = Clock::now();
+    if (round_open) {
+      const auto last = *std::max_element(round_done.begin(), round_done.end());
+      rounds_s += std::chrono::duration<double>(last - round_start).count();
+      for (std::size_t t = 0; t < lanes_n; ++t) {
+        lane_rounds_s[t] += std::chrono::duration<double>(std::max(round_done[t], round_start) - round_start).count();
+      }
+    }
+    round_start = now;
+    round_open = true;
+  };
+  std::barrier rounds(threads, close_round);
   auto fail = [&](const std::string& why) {
     const std::lock_guard<std::mutex> lock(m);
     if (out.error.empty()) out.error = why;
@@ -114,6 +140,21 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
         fail(ex.what());
         k.reset();
       }
+      // Launches [from, to) of this lane: tandem, or the driver with its
+      // optional event records.
+      auto launch_range = [&, t](PreparedLaunch& pl, std::int64_t from, std::int64_t to) {
+        if (tracked) {
+          for (std::int64_t i = from; i < to; ++i) (void)pl.tracked();
+          return;
+        }
+        const int every = raw.event_every;
+        void* ev = events[static_cast<std::size_t>(t)].raw;
+        for (std::int64_t i = from; i < to; ++i) {
+          pl.raw(e.raw);
+          if (every > 0 && (i + 1) % every == 0) e.raw.event_record(ev, pl.native_stream());
+        }
+      };
+      bool dropped = false;
       prepared.count_down();
       go.wait();
       if (k) {
@@ -143,15 +184,19 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
             }
             d.cpu_s = thread_cpu_s() - cpu0;
             d.cpu_last = sched_getcpu();
-          } else if (tracked) {
-            for (std::int64_t i = 0; i < per_thread; ++i) (void)k->tracked();
-          } else {
-            const int every = raw.event_every;
-            void* ev = events[static_cast<std::size_t>(t)].raw;
-            for (std::int64_t i = 0; i < per_thread; ++i) {
-              k->raw(e.raw);
-              if (every > 0 && (i + 1) % every == 0) e.raw.event_record(ev, k->native_stream());
+          } else if (drain_every > 0) {
+            for (std::int64_t i = 0; i < per_thread;) {
+              const std::int64_t end = std::min(per_thread, i + drain_every);
+              rounds.arrive_and_wait();
+              launch_range(*k, i, end);
+              round_done[static_cast<std::size_t>(t)] = Clock::now();
+              k->stream().synchronize();
+              i = end;
             }
+            rounds.arrive_and_drop();  // closes the last round
+            dropped = true;
+          } else {
+            launch_range(*k, 0, per_thread);
           }
           submitted[static_cast<std::size_t>(t)] = Clock::now();
           k->stream().synchronize();
@@ -159,6 +204,7 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
           fail(ex.what());
         }
       }
+      if (drain_every > 0 && !dropped) rounds.arrive_and_drop();
       finished.count_down();
     });
   }
@@ -174,8 +220,13 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
   for (const auto& ev : events) {
     if (ev) (void)b.event_destroy(e.ctx.native(), ev);
   }
-  out.launches_per_s = static_cast<double>(threads) * static_cast<double>(per_thread) / out.seconds;
-  if (out.error.empty()) {
+  if (drain_every > 0) out.seconds = rounds_s;
+  out.launches_per_s = out.seconds > 0 ? static_cast<double>(threads) * static_cast<double>(per_thread) / out.seconds : 0.0;
+  if (out.error.empty() && drain_every > 0) {
+    const auto [first, last] = std::minmax_element(lane_rounds_s.begin(), lane_rounds_s.end());
+    out.fastest_lane_s = *first;
+    out.slowest_lane_s = *last;
+  } else if (out.error.empty()) {
     const auto [first, last] = std::minmax_element(submitted.begin(), submitted.end());
     out.fastest_lane_s = std::chrono::duration<double>(*first - t0).count();
     out.slowest_lane_s = std::chrono::duration<double>(*last - t0).count();
@@ -186,11 +237,12 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
   return out;
 }
 
-void measure_lanes(benchmark::State& st, Env& e, int threads, std::int64_t per_thread, bool tracked) {
+void measure_lanes(benchmark::State& st, Env& e, int threads, std::int64_t per_thread, bool tracked,
+                   std::int64_t drain_every) {
   double seconds = 0;
   std::int64_t rounds = 0;
   for (auto _ : st) {
-    const LaneRun r = run_lanes(e, threads, per_thread, tracked);
+    const LaneRun r = run_lanes(e, threads, per_thread, tracked, {}, {}, drain_every);
     if (!r.error.empty()) throw std::runtime_error(r.error);
     st.SetIterationTime(r.seconds);
     seconds += r.seconds;

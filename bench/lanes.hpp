@@ -30,7 +30,7 @@ struct LaneDetail {
 };
 
 struct LaneRun {
-  double seconds = 0;           // wall time, start latch to the last lane drained
+  double seconds = 0;           // wall time, start latch to the last lane drained (rounds: their sum)
   double launches_per_s = 0;    // aggregate
   // When the fastest and the slowest lane had submitted their last launch,
   // from the start latch: their ratio says whether the aggregate is held
@@ -63,8 +63,16 @@ struct LaneProbe {
 
 // tracked: tandem::launch (future dropped); else raw cuLaunchKernel (the
 // thread makes the context current first).
+//
+// drain_every > 0: the lanes launch in rounds of that many launches each,
+// drain their streams between rounds and start the next round together;
+// only the rounds' launching is timed (each round from its common start to
+// the last lane's last launch), never a drain. For the loaded state, where
+// the device runs these 1-block kernels slower than they are launched: a
+// lane whose stream filled up would wait for the device, and the figure
+// would time the device, not the launches. Not with probe.detail.
 LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw = {},
-                  LaneProbe probe = {});
+                  LaneProbe probe = {}, std::int64_t drain_every = 0);
 
 // The slowest lane's submitting time over the fastest's: 1 when the lanes
 // kept pace with each other (0 when the run failed).
@@ -72,8 +80,10 @@ inline double lane_spread(const LaneRun& r) {
   return r.fastest_lane_s > 0 ? r.slowest_lane_s / r.fastest_lane_s : 0.0;
 }
 
-// One benchmark iteration = one run_lanes; manual time = its wall time;
-// counters launches_per_s and threads.
-void measure_lanes(benchmark::State& st, Env& e, int threads, std::int64_t per_thread, bool tracked);
+// One benchmark iteration = one run_lanes; manual time = its wall time (or,
+// with drain_every, its rounds' launching time); counters launches_per_s and
+// threads.
+void measure_lanes(benchmark::State& st, Env& e, int threads, std::int64_t per_thread, bool tracked,
+                   std::int64_t drain_every = 0);
 
 }  // namespace tandem_bench

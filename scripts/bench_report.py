@@ -7,7 +7,11 @@ Every ratio pairs two benchmarks of the same run (same process): absolute
 figures move by up to 25 % between runs on the H200, ratios much less.
 
     scripts/bench_report.py --bench OUT/tandem_bench.json [--peers OUT/peers.json]
+                            [--host-bench OUT/tandem_bench_host.json]
                             --out OUT/bench.json --md OUT/bench.md
+
+--host-bench: the same benchmarks run on the host-only backend (no driver
+cost); their figures join under the prefix `host:`.
 
 Python 3 stdlib only. Exit status: 0 written; 1 written, but with --strict a
 benchmark failed or leaked; 2 bad input (nothing written).
@@ -56,6 +60,7 @@ class Absolute:
 
 
 THREADS = (1, 2, 4, 8)
+HOST = "host:"  # figures from --host-bench
 
 RATIOS = [
     Paired("launch_simt_paired", "SIMT launch, 1 read + 1 write view, future dropped (paired)",
@@ -94,6 +99,10 @@ RATIOS = [
           "BM_TrackedTileLaunchLoaded", "BM_TrackedTileLaunch", TIME, "<=", 1.2),
     Ratio("raw_loaded_vs_empty", "raw launch with the same load vs idle (the driver's share)",
           "BM_RawLaunchLoaded", "BM_RawLaunch"),
+    Ratio("own_loaded_vs_empty_simt", "tandem's own path, host-only backend: SIMT launch, loaded vs idle",
+          f"{HOST}BM_TrackedSimtLaunchLoaded", f"{HOST}BM_TrackedSimtLaunch"),
+    Ratio("own_loaded_vs_empty_tile", "tandem's own path, host-only backend: Tile launch, loaded vs idle",
+          f"{HOST}BM_TrackedTileLaunchLoaded", f"{HOST}BM_TrackedTileLaunch"),
     Ratio("graph_replay_1", "graph replay, 1 node", "BM_TrackedGraphReplay/1", "BM_RawGraphReplay/1"),
     Ratio("graph_replay_8", "graph replay, 8 nodes", "BM_TrackedGraphReplay/8", "BM_RawGraphReplay/8"),
     Ratio("raw_event_record", "raw launch + event record vs raw launch (a tracked launch's driver work)",
@@ -242,8 +251,11 @@ def git_revision(explicit, context):
     return context.get("tandem_git", "unknown")
 
 
-def build(bench_path, peers_path, git, bench_rc):
+def build(bench_path, peers_path, git, bench_rc, host_path=None):
     context, figures = gbench_json.load(bench_path)
+    if host_path:
+        _, host_figures = gbench_json.load(host_path)
+        figures.update({HOST + k: f for k, f in host_figures.items()})
     failures = [{"benchmark": k, "error": f.error} for k, f in figures.items() if f.error]
     leaks = []
     for k, f in figures.items():
@@ -275,6 +287,7 @@ def build(bench_path, peers_path, git, bench_rc):
         "host": {"cpus": context.get("num_cpus"), "mhz_per_cpu": context.get("mhz_per_cpu"),
                  "benchmark_library_build": context.get("library_build_type")},
         "sources": {"benchmarks": os.path.basename(bench_path),
+                    "host_benchmarks": os.path.basename(host_path) if host_path else None,
                     "peers": os.path.basename(peers_path) if peers is not None else None},
         "summary": {s: judged.count(s) for s in ("pass", "miss", "absent")},
         "ratios": ratios,
@@ -399,6 +412,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bench", required=True, help="tandem_bench --benchmark_out JSON")
     ap.add_argument("--peers", help="scripts/peers.py output (optional)")
+    ap.add_argument("--host-bench", help="the same benchmarks on the host-only backend (optional)")
     ap.add_argument("--out", required=True, help="bench.json to write")
     ap.add_argument("--md", help="bench.md to write")
     ap.add_argument("--git", help="git revision (default: $TANDEM_GIT_REV, git rev-parse, the binary's)")
@@ -406,7 +420,7 @@ def main():
     ap.add_argument("--strict", action="store_true", help="exit 1 when a benchmark failed or leaked")
     args = ap.parse_args()
     try:
-        doc = build(args.bench, args.peers, args.git, args.bench_rc)
+        doc = build(args.bench, args.peers, args.git, args.bench_rc, args.host_bench)
     except (OSError, ValueError, KeyError) as ex:
         print(f"bench_report: {ex}", file=sys.stderr)
         return 2

@@ -168,6 +168,28 @@ class BenchReportTest(TempDir):
         self.assertIn("| SIMT launch, 1 read + 1 write view, future dropped (paired) |", md)
         self.assertEqual(doc["leaks"], [])
 
+    def test_host_bench_figures_join_under_their_prefix(self):
+        # The host-only run's loaded/idle pair becomes the own-path rows;
+        # the GPU run's figures of the same names stay as they were.
+        def runs(name, times):
+            return [{"name": f"{name}/iterations:20000/real_time", "run_name": f"{name}/iterations:20000/real_time",
+                     "run_type": "iteration", "repetitions": len(times), "repetition_index": i, "threads": 1,
+                     "iterations": 20000, "real_time": t, "cpu_time": t, "time_unit": "ns"}
+                    for i, t in enumerate(times)]
+        host = os.path.join(self.tmp.name, "host.json")
+        with open(host, "w", encoding="utf-8") as f:
+            json.dump({"context": {"tandem_backend": "host"},
+                       "benchmarks": runs("BM_TrackedSimtLaunch", [200, 210, 190]) +
+                       runs("BM_TrackedSimtLaunchLoaded", [230, 220, 250])}, f)
+        doc, md, _ = self.report(fixture("gbench_base.json"), "--host-bench", host)
+        own = doc["ratios"]["own_loaded_vs_empty_simt"]
+        self.assertAlmostEqual(own["value"], 230 / 200)
+        self.assertEqual(own["status"], "info")
+        self.assertEqual(doc["ratios"]["own_loaded_vs_empty_tile"]["value"], None)
+        self.assertAlmostEqual(doc["ratios"]["launch_simt"]["value"], 4300 / 4000)  # the GPU run's, not the host's
+        self.assertEqual(doc["sources"]["host_benchmarks"], "host.json")
+        self.assertIn("host-only backend: SIMT launch, loaded vs idle", md)
+
     def test_identical_bench_json_compares_clean_and_a_leak_shows(self):
         _, _, out = self.report(fixture("gbench_base.json"))
         r = compare(out, out)
