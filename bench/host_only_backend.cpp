@@ -1,6 +1,7 @@
 #include "host_only_backend.hpp"
 
 #include <array>
+#include <memory>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -26,26 +27,48 @@ std::uint64_t event_delay_ns() {
   return (v ? std::strtoull(v, nullptr, 10) : 5) * 1000;
 }
 
-// When each event was last recorded, in a fixed table by handle: two events
-// sharing a slot only make the older look pending longer, never done early.
+// When each event's work completes, by event: an open-addressed table with
+// exact keys (events are only ever added; a destroyed event's address that
+// comes back reuses its slot). A slot is never shared: an event recorded
+// behind a spin (completing seconds later) and one recorded on an idle
+// stream must not overwrite each other's time.
 class RecordTimes {
  public:
-  // Recorded on a stream whose queued work starts at `start_ns`.
-  void record(d::EventHandle e, std::uint64_t start_ns) noexcept {
-    slot(e).store(start_ns, std::memory_order_relaxed);
+  // Recorded on a stream whose queued work starts at `start_ns`: complete
+  // the event delay after it. False when the table is full.
+  bool record(d::EventHandle e, std::uint64_t start_ns) noexcept {
+    Slot* s = find(e.raw, true);
+    if (s == nullptr) return false;
+    s->start.store(start_ns, std::memory_order_release);
+    return true;
   }
+  // An event never recorded is complete, as in CUDA.
   [[nodiscard]] bool complete(d::EventHandle e) const noexcept {
-    return steady_ns() >= slot(e).load(std::memory_order_relaxed) + delay_;
+    const Slot* s = const_cast<RecordTimes*>(this)->find(e.raw, false);
+    return s == nullptr || steady_ns() >= s->start.load(std::memory_order_acquire) + delay_;
   }
 
  private:
-  static constexpr std::size_t kSlots = 1 << 14;
-  std::atomic<std::uint64_t>& slot(d::EventHandle e) const noexcept {
-    const auto h = reinterpret_cast<std::uintptr_t>(e.raw);
-    return slots_[(h >> 4) % kSlots];
+  static constexpr std::size_t kSlots = 1 << 16;  // a power of two
+  struct Slot {
+    std::atomic<void*> key{nullptr};
+    std::atomic<std::uint64_t> start{0};
+  };
+  Slot* find(void* key, bool insert) noexcept {
+    const auto h = static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ULL);
+    for (std::size_t i = 0; i < kSlots; ++i) {
+      Slot& s = slots_[(h + i) & (kSlots - 1)];
+      void* k = s.key.load(std::memory_order_acquire);
+      if (k == key) return &s;
+      if (k == nullptr) {
+        if (!insert) return nullptr;
+        if (s.key.compare_exchange_strong(k, key, std::memory_order_acq_rel) || k == key) return &s;
+      }
+    }
+    return nullptr;
   }
   const std::uint64_t delay_ = event_delay_ns();
-  mutable std::array<std::atomic<std::uint64_t>, kSlots> slots_{};
+  std::unique_ptr<Slot[]> slots_ = std::make_unique<Slot[]>(kSlots);
 };
 
 // Streams held busy by a `spin` launch (the loaded state holds its
@@ -109,8 +132,8 @@ class HostOnlyBackend final : public d::ForwardingBackend {
     return inner().stream_synchronize(ctx, s);
   }
   d::Result event_record(d::ContextHandle, d::EventHandle e, d::StreamHandle s) noexcept override {
-    times_->record(e, busy_->start_ns(s));
-    return d::kOk;
+    return times_->record(e, busy_->start_ns(s)) ? d::kOk
+                                                  : d::Result{d::Status::out_of_memory, 0, "host-only: event table full"};
   }
   d::Result event_query(d::ContextHandle, d::EventHandle e) noexcept override {
     return times_->complete(e) ? d::kOk : d::Result{d::Status::not_ready, 0, "host-only event"};
