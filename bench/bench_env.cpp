@@ -54,6 +54,19 @@ Env::Env(tandem::Platform p)
       stream(tandem::Stream::create(ctx)) {
   lanes.reserve(kMaxLanes);
   for (int i = 0; i < kMaxLanes; ++i) lanes.push_back(tandem::Stream::create(ctx));
+  // TANDEM_BENCH_IDLE_EVENTS=N (diagnostic): N driver events, each recorded
+  // once on `stream`, kept idle for the whole run: whether the driver's
+  // launch and event calls slow with the events a context holds.
+  if (const char* v = std::getenv("TANDEM_BENCH_IDLE_EVENTS")) {
+    tandem::driver::Backend& b = platform.backend();
+    for (long i = std::strtol(v, nullptr, 10); i > 0; --i) {
+      tandem::driver::EventHandle ev;
+      if (!b.event_create(ctx.native(), ev).ok() || !b.event_record(ctx.native(), ev, stream.native()).ok()) {
+        throw std::runtime_error("TANDEM_BENCH_IDLE_EVENTS: making the idle events failed");
+      }
+    }
+    stream.synchronize();
+  }
   if (platform.backend_name() != "cuda") {
     raw_why = "the raw driver baseline needs the cuda backend (TANDEM_BENCH_BACKEND=" +
               std::string(platform.backend_name()) + ")";

@@ -240,6 +240,7 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
   dirty_.store(false, std::memory_order_relaxed);
   bool destroyed = false;
   for (StreamState* s : streams) {
+    if (s->has_surplus.load(std::memory_order_relaxed)) s->destroy_surplus_events();
     if (s->pending() != 0) {
       progress |= sweep_stream(*s);
       const std::uint64_t left = s->pending();
@@ -595,8 +596,8 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
     s.head.store(rest, std::memory_order_release);
     if (!rest) s.tail.store(nullptr, std::memory_order_release);
     for (Submission* p : handed_off_) {
-      if (p->event) s.free_events.push_back(std::exchange(p->event, {}));
-      if (p->birth_mark) s.free_events.push_back(std::exchange(p->birth_mark, {}));
+      if (p->event) s.free_event(std::exchange(p->event, {}));
+      if (p->birth_mark) s.free_event(std::exchange(p->birth_mark, {}));
     }
   }
   // Back to the pool, lock-free: a submitter takes them in when its pool runs

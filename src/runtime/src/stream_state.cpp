@@ -17,6 +17,8 @@ const std::uint32_t StreamState::kShareRun =
     static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_SHARE_RUN", 0, 8), 1, 1024));
 // Eight runs: a fault then quarantines at most 63 submissions with it.
 const std::uint32_t StreamState::kLongestShareRun = 8 * StreamState::kShareRun;
+const std::uint32_t StreamState::kMaxFreeEvents =
+    static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_MAX_FREE_EVENTS", 0, 0), 0, 1 << 20));
 
 StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHandle handle_,
                          bool owned_)
@@ -72,7 +74,9 @@ void StreamState::destroy() noexcept {
       delete f;
     }
     for (driver::EventHandle e : free_events) (void)b.event_destroy(c.handle, e);
+    for (driver::EventHandle e : surplus_events) (void)b.event_destroy(c.handle, e);
     free_events.clear();
+    surplus_events.clear();
   }
   // Out of the context's list first: Context::trim takes references on the
   // anchors of the streams it finds there.
@@ -87,6 +91,25 @@ void StreamState::destroy() noexcept {
 bool StreamState::has_free_event() {
   if (free_events.empty()) take_back_returned();
   return !free_events.empty();
+}
+
+void StreamState::free_event(driver::EventHandle e) {
+  if (kMaxFreeEvents != 0 && free_events.size() >= kMaxFreeEvents) {
+    surplus_events.push_back(e);
+    has_surplus.store(true, std::memory_order_relaxed);
+    return;
+  }
+  free_events.push_back(e);
+}
+
+void StreamState::destroy_surplus_events() noexcept {
+  std::vector<driver::EventHandle> doomed;
+  {
+    Guard g(mu);
+    doomed.swap(surplus_events);
+    has_surplus.store(false, std::memory_order_relaxed);
+  }
+  for (driver::EventHandle e : doomed) (void)ctx->backend().event_destroy(ctx->handle, e);
 }
 
 driver::EventHandle StreamState::take_event() {
@@ -144,8 +167,8 @@ Submission* StreamState::reuse_settled(Submission* s) noexcept {
   // stream records one for about every kShareRun submissions, and events
   // left on records would sit idle on covered ones while evented ones
   // found none free and made more (cuEventCreate: stream_state.hpp).
-  if (s->birth_mark) free_events.push_back(std::exchange(s->birth_mark, {}));
-  if (s->event) free_events.push_back(std::exchange(s->event, {}));
+  if (s->birth_mark) free_event(std::exchange(s->birth_mark, {}));
+  if (s->event) free_event(std::exchange(s->event, {}));
   return free_records.push(s) ? nullptr : s;
 }
 
@@ -214,7 +237,7 @@ driver::EventHandle StreamState::queue_marker(bool& queued_marker) {
   }
   driver::EventHandle e = m->event;
   if (!ctx->backend().event_record(ctx->handle, e, handle).ok()) {
-    free_events.push_back(e);  // queued without an event: retirement quarantines it
+    free_event(e);  // queued without an event: retirement quarantines it
     e = {};
   }
   m->kind = SubmissionKind::marker;

@@ -144,6 +144,12 @@ struct StreamState {
   // Whether take_event() has one without making it (takes back what
   // retirement returned first).
   bool has_free_event() TANDEM_REQUIRES(mu);
+  // An idle event back to the free list, or, past kMaxFreeEvents, to
+  // `surplus_events` for the retirement thread to destroy (destroying one
+  // on the submit path could stall like cuEventCreate does).
+  void free_event(driver::EventHandle e) TANDEM_REQUIRES(mu);
+  // Retirement, outside the stream's lock otherwise: destroys the surplus.
+  void destroy_surplus_events() noexcept;
   Submission* take_submission() TANDEM_REQUIRES(mu);
   void recycle(Submission* s) noexcept TANDEM_REQUIRES(mu);
   // Takes back a record retired with nothing else referring to it (its
@@ -208,6 +214,10 @@ struct StreamState {
   // pushed without the lock, taken whole under it.
   std::atomic<Submission*> returned{nullptr};
   std::vector<driver::EventHandle> free_events TANDEM_GUARDED_BY(mu);
+  std::vector<driver::EventHandle> surplus_events TANDEM_GUARDED_BY(mu);
+  std::atomic<bool> has_surplus{false};  // surplus_events is not empty
+  // The most idle events a stream keeps (TANDEM_MAX_FREE_EVENTS; 0: no cap).
+  static const std::uint32_t kMaxFreeEvents;
 
   alignas(64) std::uint64_t next_seq TANDEM_GUARDED_BY(mu) = 1;
   std::uint64_t untracked_seq TANDEM_GUARDED_BY(mu) = 0;  // see the top of this file

@@ -359,7 +359,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
       // new allocations waits for the allocations, not for this work.
       sub->birth_mark = s.take_event();
       if (!b.event_record(ctx.handle, sub->birth_mark, s.handle).ok()) {
-        s.free_events.push_back(sub->birth_mark);  // they wait for `event` instead
+        s.free_event(sub->birth_mark);  // they wait for `event` instead
         sub->birth_mark = {};
       }
     }
@@ -418,7 +418,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
     if (!b.event_record(ctx.handle, sub->event, s.handle).ok()) {
       // The work is on the device but its completion cannot be proven: the
       // submission is queued without an event and retirement quarantines it.
-      s.free_events.push_back(sub->event);
+      s.free_event(sub->event);
       sub->event = {};
     }
   }
