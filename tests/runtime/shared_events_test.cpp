@@ -3,6 +3,8 @@
 // may be released, ordered or reported differently from one event per
 // submission, except that an unknown completion covers the whole run.
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <optional>
 
 #include "tandem/driver/forwarding_backend.hpp"
@@ -114,6 +116,57 @@ TEST_F(SharedEvents, AStreamWithNoFreeEventCoversSubmissionsRatherThanMakeOne) {
   EXPECT_EQ(after.pending_submissions, 0U);
   EXPECT_EQ(after.active_leases, 0U);
   EXPECT_EQ(after.quarantined_submissions, 0U);
+}
+
+// Counts event creations and destructions (forwards everything).
+class CountingEvents : public CountingEventCreates {
+ public:
+  using CountingEventCreates::CountingEventCreates;
+  driver::Result event_destroy(driver::ContextHandle c, driver::EventHandle e) noexcept override {
+    destroys.fetch_add(1);
+    return ForwardingBackend::event_destroy(c, e);
+  }
+  std::atomic<int> destroys{0};
+};
+
+// TANDEM_MAX_FREE_EVENTS=N (read once per process; CTest runs this test
+// with N = 8, it skips elsewhere): a stream keeps at most N idle events.
+// A burst made hundreds; once they are idle, the retirement thread destroys
+// all but N of them, none still in use (the simulator would refuse a
+// record or query of a destroyed one), and the stream works on.
+TEST_F(SharedEvents, IdleEventsPastTheCapAreDestroyedByRetirement) {
+  const char* cap_text = std::getenv("TANDEM_MAX_FREE_EVENTS");
+  if (cap_text == nullptr || std::atoi(cap_text) <= 0) GTEST_SKIP() << "SKIPPED: TANDEM_MAX_FREE_EVENTS is not set";
+  const int cap = std::atoi(cap_text);
+  auto owned = std::make_unique<CountingEvents>(std::make_unique<driver::SimBackend>(config()));
+  CountingEvents& counter = *owned;
+  const Platform p = Platform::with_backend(std::move(owned));
+  ContextOptions o;
+  o.share_completion_events = false;  // one event per submission: the burst makes many
+  const Context ctx = Context::create(p.device(0), o);
+  const Stream s = Stream::create(ctx);
+  View x = allocate(s, DType::u32, 64);
+  constexpr int kBurst = 300;
+  Gate& g = gate();
+  LaunchFuture first = hold(s, x, g);
+  for (int i = 0; i < kBurst; ++i) (void)add(s, x, 1);
+  EXPECT_GE(counter.creates.load(), kBurst) << "the burst was meant to make an event per submission";
+  g.open();
+  ASSERT_TRUE(p.wait_for_retirement(kPatience));
+  // Idle records come back to the stream's pool at its next submissions;
+  // their events past the cap then go to retirement.
+  std::uint32_t added = kBurst;
+  const auto deadline = std::chrono::steady_clock::now() + kPatience;
+  do {
+    (void)add(s, x, 1);
+    ++added;
+    ASSERT_TRUE(p.wait_for_retirement(kPatience));
+  } while (counter.creates.load() - counter.destroys.load() > cap + 2 && std::chrono::steady_clock::now() < deadline);
+  // The cap, plus the events of the newest submission and of a marker.
+  EXPECT_LE(counter.creates.load() - counter.destroys.load(), cap + 2);
+  EXPECT_GE(counter.destroys.load(), kBurst - cap - 2);
+  EXPECT_EQ(read_u32(s, x), std::vector<std::uint32_t>(64, added));
+  EXPECT_EQ(ctx.stats().quarantined_submissions, 0U);
 }
 
 // A long queue of mostly covered submissions, retired a part at a time
