@@ -3,6 +3,7 @@
 // the pool's limit, and the oldest returned is reused first.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -27,7 +28,7 @@ TEST(RecordRing, GrowsRatherThanDropRecordsUpToItsLimit) {
 TEST(RecordRing, ReusesTheOldestReturnedFirstAcrossGrowth) {
   RecordRing ring;
   std::vector<std::unique_ptr<Submission>> records;
-  const std::uint32_t n = 3 * RecordRing::kInitialCapacity + 7;
+  const std::uint32_t n = std::min(3 * RecordRing::kInitialCapacity + 7, RecordRing::kMaxCapacity);
   // Wrap the ring before it grows: growth must keep the order.
   for (std::uint32_t i = 0; i < RecordRing::kInitialCapacity / 2; ++i) {
     records.push_back(std::make_unique<Submission>());

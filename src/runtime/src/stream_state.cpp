@@ -17,6 +17,12 @@ const std::uint32_t StreamState::kShareRun =
     static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_SHARE_RUN", 0, 8), 1, 1024));
 // Eight runs: a fault then quarantines at most 63 submissions with it.
 const std::uint32_t StreamState::kLongestShareRun = 8 * StreamState::kShareRun;
+const std::uint32_t RecordRing::kMaxCapacity = [] {
+  const auto want = std::clamp<std::int64_t>(tuning_value("TANDEM_RECORD_POOL_MAX", 0, 16384), kInitialCapacity, 1 << 20);
+  std::uint32_t cap = kInitialCapacity;
+  while (cap < want) cap *= 2;
+  return cap;
+}();
 const std::uint32_t StreamState::kMaxFreeEvents =
     static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_MAX_FREE_EVENTS", 0, 0), 0, 1 << 20));
 

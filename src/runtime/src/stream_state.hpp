@@ -68,7 +68,8 @@ struct StreamAnchor {
 class RecordRing {
  public:
   static constexpr std::uint32_t kInitialCapacity = 256;  // powers of two
-  static constexpr std::uint32_t kMaxCapacity = 16384;
+  // 16,384, or TANDEM_RECORD_POOL_MAX (tuning; a power of two from 256).
+  static const std::uint32_t kMaxCapacity;
   RecordRing() : slots_(new Submission*[kInitialCapacity]), capacity_(kInitialCapacity) {}
   [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
   [[nodiscard]] std::uint32_t size() const noexcept { return count_; }
