@@ -111,6 +111,11 @@ void StreamState::free_event(driver::EventHandle e) {
 void StreamState::destroy_surplus_events() noexcept {
   std::vector<driver::EventHandle> doomed;
   {
+    // The anchor lock first: a first use on another stream holds it from
+    // finding a birth mark (on a pending record) until its wait on that
+    // event is enqueued (submit.cpp, order_after_birth). An event that
+    // reached the surplus meanwhile is taken only after that wait.
+    Guard ga(anchor->mu);
     Guard g(mu);
     doomed.swap(surplus_events);
     has_surplus.store(false, std::memory_order_relaxed);
