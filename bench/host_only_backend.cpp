@@ -44,7 +44,7 @@ class RecordTimes {
   }
   // An event never recorded is complete, as in CUDA.
   [[nodiscard]] bool complete(d::EventHandle e) const noexcept {
-    const Slot* s = const_cast<RecordTimes*>(this)->find(e.raw, false);
+    const Slot* s = find(e.raw, false);
     return s == nullptr || steady_ns() >= s->start.load(std::memory_order_acquire) + delay_;
   }
 
@@ -54,7 +54,9 @@ class RecordTimes {
     std::atomic<void*> key{nullptr};
     std::atomic<std::uint64_t> start{0};
   };
-  Slot* find(void* key, bool insert) noexcept {
+  // The slots live behind a pointer: a lookup from a const method may
+  // still claim a slot when `insert` asks for one.
+  Slot* find(void* key, bool insert) const noexcept {
     const auto h = static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ULL);
     for (std::size_t i = 0; i < kSlots; ++i) {
       Slot& s = slots_[(h + i) & (kSlots - 1)];

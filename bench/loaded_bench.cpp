@@ -30,8 +30,8 @@ const std::int64_t kPerThread = scaled(10000);
 // Hold left that a loaded benchmark needs (its longest run is K = 8 threads,
 // a few tenths of a second on the H200): re-armed below this.
 constexpr std::chrono::milliseconds kNeed{1200};
-// Under this load the H200 runs the measured 1-block kernels at about one
-// per 8 us, slower than they are launched (stop 12: without drains the
+// Under this load the H200 runs the measured 1-block kernels at one per
+// 5-8 us, slower than they are launched (stop 12: without drains the
 // measured stream filled up, every launch then waited for the device, and
 // raw and tracked alike timed ~8.1 us, the device's pace). So the measured
 // stream is drained, untimed, every kDrainEvery launches: its queue stays
