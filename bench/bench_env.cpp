@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "driver_timing.hpp"
 #include "host_only_backend.hpp"
 #include "tandem/errors.hpp"
 
@@ -22,15 +23,33 @@ std::vector<std::function<void()>>& teardown_hooks() {
   return hooks;
 }
 
+// TANDEM_BENCH_DRIVER_TIMING=1 (diagnostic) wraps the cuda or host
+// backend in driver_timing.hpp's.
+bool driver_timing_asked() {
+  const char* v = std::getenv("TANDEM_BENCH_DRIVER_TIMING");
+  if (v == nullptr || std::string_view(v) == "0") return false;
+  if (std::string_view(v) != "1") {
+    throw std::runtime_error("TANDEM_BENCH_DRIVER_TIMING must be 0 or 1, not '" + std::string(v) + "'");
+  }
+  return true;
+}
+
 tandem::Platform open_platform() {
   const char* b = std::getenv("TANDEM_BENCH_BACKEND");
   const std::string_view kind = b ? b : "cuda";
   if (kind == "sim") return tandem::Platform::sim();
-  if (kind == "host") return tandem::Platform::with_backend(make_host_only_backend());
-  if (kind != "cuda") {
+  std::unique_ptr<tandem::driver::Backend> backend;
+  if (kind == "host") {
+    backend = make_host_only_backend();
+  } else if (kind == "cuda") {
+    std::string why;
+    backend = tandem::driver::load_cuda_backend(why);
+    if (!backend) throw std::runtime_error("the cuda backend is not available: " + why);
+  } else {
     throw std::runtime_error("TANDEM_BENCH_BACKEND must be cuda, sim or host, not '" + std::string(kind) + "'");
   }
-  return tandem::Platform::cuda();
+  if (driver_timing_asked()) backend = make_driver_timing_backend(std::move(backend));
+  return tandem::Platform::with_backend(std::move(backend));
 }
 
 // TANDEM_BENCH_SHARE_EVENTS=0 or 1: the context shares completion events

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench_env.hpp"
+#include "driver_timing.hpp"
 #include "lanes.hpp"
 #include "prepared_launch.hpp"
 
@@ -70,6 +71,27 @@ double per_launch_ns(F launch) {
   return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(kSegment);
 }
 
+// Counters of a run with TANDEM_BENCH_DRIVER_TIMING=1: per tracked launch,
+// the driver's launch and event record on the calling thread, tandem's own
+// part (the rest), and the retirement thread's event queries meanwhile.
+void report_driver_split(benchmark::State& st, const DriverTimes& t, double tracked_total_ns) {
+  const auto at = [](const auto& slots, DriverCall c) { return slots[static_cast<std::size_t>(c)]; };
+  const DriverTime launch = at(t.main, DriverCall::launch);
+  const DriverTime record = at(t.main, DriverCall::event_record);
+  const DriverTime wait = at(t.main, DriverCall::stream_wait_event);
+  const DriverTime query = at(t.other, DriverCall::event_query);
+  if (launch.calls == 0) return;
+  const auto per = [](std::uint64_t x, std::uint64_t n) { return n ? static_cast<double>(x) / static_cast<double>(n) : 0.0; };
+  const double launches = static_cast<double>(launch.calls);
+  st.counters["drv_launch_ns"] = per(launch.ns, launch.calls);
+  st.counters["drv_record_ns"] = per(record.ns, record.calls);
+  st.counters["drv_records_per_launch"] = per(record.calls, launch.calls);
+  st.counters["drv_own_ns"] =
+      (tracked_total_ns - static_cast<double>(launch.ns + record.ns + wait.ns)) / launches;
+  st.counters["drv_retire_queries_per_launch"] = per(query.calls, launch.calls);
+  st.counters["drv_retire_query_ns"] = per(query.ns, query.calls);
+}
+
 void paired_launch(benchmark::State& st, KernelKind kind) {
   Env* e = Env::get(st);
   if (e == nullptr) return;
@@ -79,7 +101,15 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
     PreparedLaunch k(*e, e->stream, kind);
     const LeakWatch leaks(*e);
     auto raw_segment = [&] { return per_launch_ns([&] { k.raw(*d); }); };
-    auto tracked_segment = [&] { return per_launch_ns([&] { (void)k.tracked(); }); };
+    DriverTimes driver;  // TANDEM_BENCH_DRIVER_TIMING: the tracked segments' driver calls
+    double tracked_total_ns = 0;
+    auto tracked_segment = [&] {
+      const DriverTimes before = driver_times();
+      const double ns = per_launch_ns([&] { (void)k.tracked(); });
+      driver += driver_times().since(before);
+      tracked_total_ns += ns * static_cast<double>(kSegment);
+      return ns;
+    };
     std::vector<double> ratios, raws, trackeds;
     double total = 0;
     for (auto _ : st) {
@@ -97,6 +127,7 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
     st.counters["raw_ns"] = median(raws);
     st.counters["tracked_ns"] = median(trackeds);
     st.counters["pairs"] = static_cast<double>(ratios.size());
+    if (driver_timing_on()) report_driver_split(st, driver, tracked_total_ns);
     leaks.report(st);
   });
 }
