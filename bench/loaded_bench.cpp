@@ -5,6 +5,8 @@
 //
 //   BM_RawLaunchLoaded / BM_TrackedSimtLaunchLoaded / BM_TrackedTileLaunchLoaded
 //   BM_RawLaunchThreadsLoaded/K / BM_TrackedLaunchThreadsLoaded/K
+//   BM_PairedLaunchThreadsLoaded/K   raw and tracked lane runs in alternation
+//                                    (paired.hpp); counter ratio
 //   BM_LoadedHeap   host heap per live allocation and per in-flight submission
 //
 // Each checks afterwards that the load was still held; when it was not,
@@ -14,11 +16,13 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "bench_env.hpp"
 #include "lanes.hpp"
 #include "loaded_state.hpp"
+#include "paired.hpp"
 #include "prepared_launch.hpp"
 
 namespace tandem_bench {
@@ -27,6 +31,7 @@ namespace {
 
 const std::int64_t kLaunches = scaled(20000);
 const std::int64_t kPerThread = scaled(10000);
+const std::int64_t kLoadedPairs = scaled(7);
 // Hold left that a loaded benchmark needs (its longest run is K = 8 threads,
 // a few tenths of a second on the H200): re-armed below this.
 constexpr std::chrono::milliseconds kNeed{1200};
@@ -102,6 +107,35 @@ void threads(benchmark::State& st, bool tracked) {
 void BM_RawLaunchThreadsLoaded(benchmark::State& st) { threads(st, false); }
 void BM_TrackedLaunchThreadsLoaded(benchmark::State& st) { threads(st, true); }
 
+// Pairs of lane runs under the load. Each pair starts with kNeed of hold
+// left (both runs of K = 8 take well under it), so no re-arm falls inside a
+// pair, and is checked to have stayed under load.
+// Between its two runs nothing waits for the context (the load would hold
+// that up): the lanes are drained by run_lanes, and a short pause lets
+// retirement take their submissions as it does between unloaded segments.
+void BM_PairedLaunchThreadsLoaded(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr || e->raw_or_skip(st) == nullptr) return;
+  const int k = static_cast<int>(st.range(0));
+  guarded(st, [&] {
+    LanePairs pairs;
+    for (auto _ : st) {
+      for (std::int64_t p = 0; p < kLoadedPairs; ++p) {
+        const LoadedState& load = LoadedState::ready(*e, kNeed);
+        const std::size_t at_start = load.in_flight();
+        const auto [raw, tracked] = run_pair(
+            [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, p,
+            [&] { return run_lanes(*e, k, kPerThread, false, {}, {}, kDrainEvery); },
+            [&] { return run_lanes(*e, k, kPerThread, true, {}, {}, kDrainEvery); });
+        load.check_held(st, at_start);
+        pairs.add(raw, tracked);
+      }
+      st.SetIterationTime(pairs.seconds());
+    }
+    pairs.report(st, k);
+  });
+}
+
 void BM_LoadedHeap(benchmark::State& st) {
   Env* e = Env::get(st);
   if (e == nullptr) return;
@@ -125,6 +159,11 @@ void register_loaded_benchmarks() {
                           std::pair{"BM_TrackedLaunchThreadsLoaded", &BM_TrackedLaunchThreadsLoaded}}) {
     benchmark::RegisterBenchmark(name, fn)->RangeMultiplier(2)->Range(1, kMaxLanes)->Iterations(1)->UseManualTime();
   }
+  benchmark::RegisterBenchmark("BM_PairedLaunchThreadsLoaded", BM_PairedLaunchThreadsLoaded)
+      ->RangeMultiplier(2)
+      ->Range(1, kMaxLanes)
+      ->Iterations(1)
+      ->UseManualTime();
   benchmark::RegisterBenchmark("BM_LoadedHeap", BM_LoadedHeap)->Iterations(1)->Repetitions(1)->UseManualTime();
 }
 

@@ -21,6 +21,7 @@
 #include "bench_env.hpp"
 #include "driver_timing.hpp"
 #include "lanes.hpp"
+#include "paired.hpp"
 #include "prepared_launch.hpp"
 
 namespace tandem_bench {
@@ -32,35 +33,11 @@ const std::int64_t kSegment = scaled(2000);          // launches per segment
 const std::int64_t kThreadPairs = scaled(9);
 const std::int64_t kPerThread = scaled(10000);
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // Between segments, untimed: the device idle, every submission retired, and
 // the retirement thread past its idle spin (asleep), as before either kind.
 void settle(const Env& e) {
   e.drain();
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
-}
-
-// Pair `p`: raw then tracked when p is even, tracked then raw when odd,
-// each segment from a settled runtime. Returns {raw, tracked}.
-template <class Raw, class Tracked>
-auto run_pair(const Env& e, std::int64_t p, Raw raw, Tracked tracked) {
-  settle(e);
-  decltype(raw()) r{}, t{};
-  if (p % 2 == 0) {
-    r = raw();
-    settle(e);
-    t = tracked();
-  } else {
-    t = tracked();
-    settle(e);
-    r = raw();
-  }
-  return std::pair{r, t};
 }
 
 // Nanoseconds per call over kSegment calls of `launch`.
@@ -114,7 +91,7 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
     double total = 0;
     for (auto _ : st) {
       for (std::int64_t p = 0; p < kPairs; ++p) {
-        const auto [raw, tracked] = run_pair(*e, p, raw_segment, tracked_segment);
+        const auto [raw, tracked] = run_pair([&] { settle(*e); }, p, raw_segment, tracked_segment);
         ratios.push_back(tracked / raw);
         raws.push_back(raw);
         trackeds.push_back(tracked);
@@ -141,32 +118,18 @@ void BM_PairedLaunchThreads(benchmark::State& st) {
   const int threads = static_cast<int>(st.range(0));
   guarded(st, [&] {
     const LeakWatch leaks(*e);
-    std::vector<double> ratios, raws, trackeds, raw_spreads, tracked_spreads;
-    double total = 0;
+    LanePairs pairs;
     for (auto _ : st) {
       for (std::int64_t p = 0; p < kThreadPairs; ++p) {
         const auto [raw, tracked] = run_pair(
-            *e, p, [&] { return run_lanes(*e, threads, kPerThread, false); },
+            [&] { settle(*e); }, p, [&] { return run_lanes(*e, threads, kPerThread, false); },
             [&] { return run_lanes(*e, threads, kPerThread, true); });
-        if (!raw.error.empty()) throw std::runtime_error(raw.error);
-        if (!tracked.error.empty()) throw std::runtime_error(tracked.error);
-        ratios.push_back(tracked.launches_per_s / raw.launches_per_s);
-        raws.push_back(raw.launches_per_s);
-        trackeds.push_back(tracked.launches_per_s);
-        raw_spreads.push_back(lane_spread(raw));
-        tracked_spreads.push_back(lane_spread(tracked));
-        total += raw.seconds + tracked.seconds;
+        pairs.add(raw, tracked);
       }
-      st.SetIterationTime(total);
+      st.SetIterationTime(pairs.seconds());
     }
     settle(*e);
-    st.counters["ratio"] = median(ratios);
-    st.counters["raw_launches_per_s"] = median(raws);
-    st.counters["tracked_launches_per_s"] = median(trackeds);
-    st.counters["pairs"] = static_cast<double>(ratios.size());
-    st.counters["threads"] = threads;
-    st.counters["raw_lane_spread"] = median(raw_spreads);
-    st.counters["tracked_lane_spread"] = median(tracked_spreads);
+    pairs.report(st, threads);
     leaks.report(st);
   });
 }

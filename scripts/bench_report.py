@@ -89,8 +89,14 @@ RATIOS = [
           f"BM_TrackedLaunchThreads/{k}", f"BM_RawLaunchThreads/{k}", "launches_per_s")
     for k in THREADS
 ] + [
-    Ratio(f"threads_{k}_loaded", f"{k} host thread{'s' if k > 1 else ''}, loaded: aggregate launches/s",
-          f"BM_TrackedLaunchThreadsLoaded/{k}", f"BM_RawLaunchThreadsLoaded/{k}", "launches_per_s", ">=", 0.9)
+    Paired(f"threads_{k}_loaded_paired",
+           f"{k} host thread{'s' if k > 1 else ''}, loaded: aggregate launches/s (paired)",
+           f"BM_PairedLaunchThreadsLoaded/{k}", "raw_launches_per_s", "tracked_launches_per_s", "launches_per_s",
+           ">=", 0.9)
+    for k in THREADS
+] + [
+    Ratio(f"threads_{k}_loaded", f"{k} host thread{'s' if k > 1 else ''}, loaded: separate medians",
+          f"BM_TrackedLaunchThreadsLoaded/{k}", f"BM_RawLaunchThreadsLoaded/{k}", "launches_per_s")
     for k in THREADS
 ] + [
     Ratio("loaded_vs_empty_simt", "SIMT tracked launch, 100k live + 10k in flight vs idle",

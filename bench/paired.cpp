@@ -1,0 +1,35 @@
+#include "paired.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tandem_bench {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void LanePairs::add(const LaneRun& raw, const LaneRun& tracked) {
+  if (!raw.error.empty()) throw std::runtime_error(raw.error);
+  if (!tracked.error.empty()) throw std::runtime_error(tracked.error);
+  ratios_.push_back(tracked.launches_per_s / raw.launches_per_s);
+  raws_.push_back(raw.launches_per_s);
+  trackeds_.push_back(tracked.launches_per_s);
+  raw_spreads_.push_back(lane_spread(raw));
+  tracked_spreads_.push_back(lane_spread(tracked));
+  seconds_ += raw.seconds + tracked.seconds;
+}
+
+void LanePairs::report(benchmark::State& st, int threads) const {
+  st.counters["ratio"] = median(ratios_);
+  st.counters["raw_launches_per_s"] = median(raws_);
+  st.counters["tracked_launches_per_s"] = median(trackeds_);
+  st.counters["pairs"] = static_cast<double>(ratios_.size());
+  st.counters["threads"] = threads;
+  st.counters["raw_lane_spread"] = median(raw_spreads_);
+  st.counters["tracked_lane_spread"] = median(tracked_spreads_);
+}
+
+}  // namespace tandem_bench

@@ -1,0 +1,51 @@
+// paired.hpp — raw and tracked segments measured in alternation, so that
+// each ratio pairs two figures taken moments apart (paired_bench.cpp says
+// why: the lent VM's launch cost drifts by up to a third within minutes).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "bench_env.hpp"
+#include "lanes.hpp"
+
+namespace tandem_bench {
+
+[[nodiscard]] double median(std::vector<double> v);
+
+// Pair `p`: raw then tracked when p is even, tracked then raw when odd (so
+// order effects cancel), with `settle()` before each segment. Returns
+// {raw, tracked}.
+template <class Settle, class Raw, class Tracked>
+auto run_pair(Settle settle, std::int64_t p, Raw raw, Tracked tracked) {
+  settle();
+  decltype(raw()) r{}, t{};
+  if (p % 2 == 0) {
+    r = raw();
+    settle();
+    t = tracked();
+  } else {
+    t = tracked();
+    settle();
+    r = raw();
+  }
+  return std::pair{r, t};
+}
+
+// Pairs of K-thread lane runs: counters ratio (median of tracked / raw
+// launches/s), the raw and tracked medians, pairs, threads, and the lanes'
+// spreads (lanes.hpp).
+class LanePairs {
+ public:
+  // Throws the first lane failure of either run.
+  void add(const LaneRun& raw, const LaneRun& tracked);
+  void report(benchmark::State& st, int threads) const;
+  [[nodiscard]] double seconds() const { return seconds_; }
+
+ private:
+  std::vector<double> ratios_, raws_, trackeds_, raw_spreads_, tracked_spreads_;
+  double seconds_ = 0;
+};
+
+}  // namespace tandem_bench
