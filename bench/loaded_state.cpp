@@ -67,6 +67,7 @@ LoadedState::LoadedState(Env& e) : e_(e) {
   for (std::size_t i = 0; i < kLiveAllocations; ++i) live_.push_back(tandem::allocate(e.stream, tandem::DType::f32, 1));
   e.drain();  // every birth retired: the holders' launches need no stream waits
   heap_per_allocation_ = (heap_bytes() - h0) / static_cast<double>(kLiveAllocations);
+  warm_kernels();
   arm();
 }
 
@@ -78,6 +79,28 @@ LoadedState::~LoadedState() {
   flight_.clear();
   live_.clear();
   holder_bytes_.clear();
+}
+
+// The first launch of a kernel in a context loads its module, and the
+// driver may wait for the device to do that: queued behind the spins, the
+// first copy blocked for the whole hold (a run of only the loaded
+// benchmarks, where nothing had launched a copy before). Both kernels run
+// once here, on an idle device.
+void LoadedState::warm_kernels() {
+  const k::KernelEntry& spin = entry(k::Model::simt, "spin", tandem::DType::u8);
+  const k::KernelEntry& copy = entry(k::Model::simt, "copy", tandem::DType::f32);
+  const tandem::Stream& h = holders_.front();
+  auto pb = holder_bytes_.front().buffer_param<std::uint8_t>();
+  std::uint64_t no_hold = 0;
+  void* spin_params[] = {&pb, &no_hold};
+  const tandem::ViewAccess spin_acc[] = {{&holder_bytes_.front(), tandem::Access::read_write}};
+  (void)tandem::launch(h, *spin.symbol, kOneBlock, spin_params, spin_acc);
+  auto ps = live_[0].buffer_param<float>();
+  auto pd = live_[1].buffer_param<float>();
+  void* copy_params[] = {&ps, &pd};
+  const tandem::ViewAccess copy_acc[] = {{&live_[0], tandem::Access::read}, {&live_[1], tandem::Access::write}};
+  (void)tandem::launch(h, *copy.symbol, kOneBlock, copy_params, copy_acc);
+  h.synchronize();
 }
 
 void LoadedState::arm() {

@@ -60,6 +60,7 @@ class LoadedState {
   ~LoadedState();
 
  private:
+  void warm_kernels();
   void arm();
 
   Env& e_;
