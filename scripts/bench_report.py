@@ -62,6 +62,23 @@ class Absolute:
 THREADS = (1, 2, 4, 8)
 HOST = "host:"  # figures from --host-bench
 
+
+def thread_rows(suffix, where, bench):
+    """K-thread aggregate launches/s, idle (suffix "") or under the load ("_loaded"): the paired
+    benchmark is judged (>= 0.9), the separate medians are information."""
+    def threads(k):
+        return f"{k} host thread{'s' if k > 1 else ''}, {where}"
+    return [
+        Paired(f"threads_{k}{suffix}_paired", f"{threads(k)}: aggregate launches/s (paired)",
+               f"BM_PairedLaunchThreads{bench}/{k}", "raw_launches_per_s", "tracked_launches_per_s",
+               "launches_per_s", ">=", 0.9)
+        for k in THREADS
+    ] + [
+        Ratio(f"threads_{k}{suffix}", f"{threads(k)}: separate medians",
+              f"BM_TrackedLaunchThreads{bench}/{k}", f"BM_RawLaunchThreads{bench}/{k}", "launches_per_s")
+        for k in THREADS
+    ]
+
 RATIOS = [
     Paired("launch_simt_paired", "SIMT launch, 1 read + 1 write view, future dropped (paired)",
            "BM_PairedSimtLaunch", "raw_ns", "tracked_ns", "time_ns", "<=", 1.10),
@@ -80,24 +97,9 @@ RATIOS = [
     Ratio("alloc_free", "allocate + free, 1 MiB, vs cuMemAllocAsync + cuMemFreeAsync",
           "BM_TrackedAllocFree", "BM_RawAllocFree", TIME, "<=", 1.25),
 ] + [
-    Paired(f"threads_{k}_paired", f"{k} host thread{'s' if k > 1 else ''}, own streams: aggregate launches/s (paired)",
-           f"BM_PairedLaunchThreads/{k}", "raw_launches_per_s", "tracked_launches_per_s", "launches_per_s",
-           ">=", 0.9)
-    for k in THREADS
-] + [
-    Ratio(f"threads_{k}", f"{k} host thread{'s' if k > 1 else ''}, own streams: separate medians",
-          f"BM_TrackedLaunchThreads/{k}", f"BM_RawLaunchThreads/{k}", "launches_per_s")
-    for k in THREADS
-] + [
-    Paired(f"threads_{k}_loaded_paired",
-           f"{k} host thread{'s' if k > 1 else ''}, loaded: aggregate launches/s (paired)",
-           f"BM_PairedLaunchThreadsLoaded/{k}", "raw_launches_per_s", "tracked_launches_per_s", "launches_per_s",
-           ">=", 0.9)
-    for k in THREADS
-] + [
-    Ratio(f"threads_{k}_loaded", f"{k} host thread{'s' if k > 1 else ''}, loaded: separate medians",
-          f"BM_TrackedLaunchThreadsLoaded/{k}", f"BM_RawLaunchThreadsLoaded/{k}", "launches_per_s")
-    for k in THREADS
+    row
+    for suffix, where, bench in (("", "own streams", ""), ("_loaded", "loaded", "Loaded"))
+    for row in thread_rows(suffix, where, bench)
 ] + [
     Ratio("loaded_vs_empty_simt", "SIMT tracked launch, 100k live + 10k in flight vs idle",
           "BM_TrackedSimtLaunchLoaded", "BM_TrackedSimtLaunch", TIME, "<=", 1.2),
