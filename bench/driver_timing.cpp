@@ -66,24 +66,26 @@ class DriverTimingBackend final : public d::ForwardingBackend {
 
 }  // namespace
 
-DriverTimes DriverTimes::since(const DriverTimes& earlier) const {
-  DriverTimes d;
-  for (std::size_t i = 0; i < kDriverCalls; ++i) {
-    d.main[i] = {main[i].calls - earlier.main[i].calls, main[i].ns - earlier.main[i].ns};
-    d.other[i] = {other[i].calls - earlier.other[i].calls, other[i].ns - earlier.other[i].ns};
+namespace {
+
+// `a` with `b`'s counts added (sign 1) or taken away (sign -1), slot by slot.
+DriverTimes combined(DriverTimes a, const DriverTimes& b, std::uint64_t sign) {
+  for (auto [to, from] : {std::pair{&a.main, &b.main}, std::pair{&a.other, &b.other}}) {
+    for (std::size_t i = 0; i < kDriverCalls; ++i) {
+      (*to)[i].calls += sign * (*from)[i].calls;  // unsigned: -1 wraps to a subtraction
+      (*to)[i].ns += sign * (*from)[i].ns;
+    }
   }
-  return d;
+  return a;
 }
 
-DriverTimes& DriverTimes::operator+=(const DriverTimes& more) {
-  for (std::size_t i = 0; i < kDriverCalls; ++i) {
-    main[i].calls += more.main[i].calls;
-    main[i].ns += more.main[i].ns;
-    other[i].calls += more.other[i].calls;
-    other[i].ns += more.other[i].ns;
-  }
-  return *this;
+}  // namespace
+
+DriverTimes DriverTimes::since(const DriverTimes& earlier) const {
+  return combined(*this, earlier, static_cast<std::uint64_t>(-1));
 }
+
+DriverTimes& DriverTimes::operator+=(const DriverTimes& more) { return *this = combined(*this, more, 1); }
 
 std::unique_ptr<d::Backend> make_driver_timing_backend(std::unique_ptr<d::Backend> inner) {
   return std::make_unique<DriverTimingBackend>(std::move(inner));

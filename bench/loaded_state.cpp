@@ -30,6 +30,25 @@ const k::KernelEntry& entry(k::Model m, const char* name, tandem::DType t) {
   return *e;
 }
 
+// `spin` holding `holder` (it leases `bytes`) busy for `hold_ns`.
+tandem::LaunchFuture launch_spin(const tandem::Stream& holder, const tandem::View& bytes, std::uint64_t hold_ns) {
+  static const k::KernelEntry& spin = entry(k::Model::simt, "spin", tandem::DType::u8);
+  auto p = bytes.buffer_param<std::uint8_t>();
+  void* params[] = {&p, &hold_ns};
+  const tandem::ViewAccess acc[] = {{&bytes, tandem::Access::read_write}};
+  return tandem::launch(holder, *spin.symbol, kOneBlock, params, acc);
+}
+
+// One f32 copy, src -> dst, on `holder`.
+tandem::LaunchFuture launch_copy(const tandem::Stream& holder, const tandem::View& src, const tandem::View& dst) {
+  static const k::KernelEntry& copy = entry(k::Model::simt, "copy", tandem::DType::f32);
+  auto ps = src.buffer_param<float>();
+  auto pd = dst.buffer_param<float>();
+  void* params[] = {&ps, &pd};
+  const tandem::ViewAccess acc[] = {{&src, tandem::Access::read}, {&dst, tandem::Access::write}};
+  return tandem::launch(holder, *copy.symbol, kOneBlock, params, acc);
+}
+
 std::unique_ptr<LoadedState>& slot() {
   static std::unique_ptr<LoadedState> s;
   return s;
@@ -87,50 +106,26 @@ LoadedState::~LoadedState() {
 // benchmarks, where nothing had launched a copy before). Both kernels run
 // once here, on an idle device.
 void LoadedState::warm_kernels() {
-  const k::KernelEntry& spin = entry(k::Model::simt, "spin", tandem::DType::u8);
-  const k::KernelEntry& copy = entry(k::Model::simt, "copy", tandem::DType::f32);
-  const tandem::Stream& h = holders_.front();
-  auto pb = holder_bytes_.front().buffer_param<std::uint8_t>();
-  std::uint64_t no_hold = 0;
-  void* spin_params[] = {&pb, &no_hold};
-  const tandem::ViewAccess spin_acc[] = {{&holder_bytes_.front(), tandem::Access::read_write}};
-  (void)tandem::launch(h, *spin.symbol, kOneBlock, spin_params, spin_acc);
-  auto ps = live_[0].buffer_param<float>();
-  auto pd = live_[1].buffer_param<float>();
-  void* copy_params[] = {&ps, &pd};
-  const tandem::ViewAccess copy_acc[] = {{&live_[0], tandem::Access::read}, {&live_[1], tandem::Access::write}};
-  (void)tandem::launch(h, *copy.symbol, kOneBlock, copy_params, copy_acc);
-  h.synchronize();
+  (void)launch_spin(holders_.front(), holder_bytes_.front(), 0);
+  (void)launch_copy(holders_.front(), live_[0], live_[1]);
+  holders_.front().synchronize();
 }
 
 void LoadedState::arm() {
-  const k::KernelEntry& spin = entry(k::Model::simt, "spin", tandem::DType::u8);
-  const k::KernelEntry& copy = entry(k::Model::simt, "copy", tandem::DType::f32);
   for (const tandem::Stream& h : holders_) h.synchronize();  // the last hold is over (a device wait)
   flight_.clear();  // their retirement is the runtime's business now
 
   const bool first = heap_per_submission_ == 0;
   const double h0 = heap_bytes();
   const auto t0 = Clock::now();
-  std::uint64_t hold_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(kHold).count());
-  for (std::size_t i = 0; i < holders_.size(); ++i) {
-    auto p = holder_bytes_[i].buffer_param<std::uint8_t>();
-    void* params[] = {&p, &hold_ns};
-    const tandem::ViewAccess acc[] = {{&holder_bytes_[i], tandem::Access::read_write}};
-    (void)tandem::launch(holders_[i], *spin.symbol, kOneBlock, params, acc);
-  }
+  const auto hold_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(kHold).count());
+  for (std::size_t i = 0; i < holders_.size(); ++i) (void)launch_spin(holders_[i], holder_bytes_[i], hold_ns);
   const std::size_t per_stream = kInFlight / holders_.size();
   std::optional<std::size_t> blocked_at;  // the first launch that waited for the device
   for (std::size_t j = 0; j < kInFlight; ++j) {
     const auto l0 = Clock::now();
-    const tandem::View& src = live_[2 * j];
-    const tandem::View& dst = live_[2 * j + 1];
-    auto ps = src.buffer_param<float>();
-    auto pd = dst.buffer_param<float>();
-    void* params[] = {&ps, &pd};
-    const tandem::ViewAccess acc[] = {{&src, tandem::Access::read}, {&dst, tandem::Access::write}};
-    flight_.push_back(tandem::launch(holders_[std::min(j / per_stream, holders_.size() - 1)], *copy.symbol,
-                                     kOneBlock, params, acc));
+    flight_.push_back(
+        launch_copy(holders_[std::min(j / per_stream, holders_.size() - 1)], live_[2 * j], live_[2 * j + 1]));
     if (!blocked_at && Clock::now() - l0 > std::chrono::milliseconds(50)) blocked_at = j;
   }
   const auto armed = Clock::now() - t0;

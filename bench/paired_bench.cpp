@@ -10,10 +10,7 @@
 //
 //   BM_PairedSimtLaunch / BM_PairedTileLaunch   counters ratio, raw_ns, tracked_ns
 //   BM_PairedLaunchThreads/K                    counters ratio (tracked / raw launches/s)
-#include <algorithm>
 #include <chrono>
-#include <stdexcept>
-#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
