@@ -53,8 +53,10 @@ void single(benchmark::State& st, KernelKind kind, bool tracked) {
   const RawDriver* d = tracked ? nullptr : e->raw_or_skip(st);
   if (!tracked && d == nullptr) return;
   guarded(st, [&] {
-    const LoadedState& load = LoadedState::ready(*e, kNeed);
+    // Before the hold: a kernel's first use loads its module, which may wait
+    // for the device, and so for the whole hold (loaded_state.cpp).
     PreparedLaunch k(*e, e->stream, kind);
+    const LoadedState& load = LoadedState::ready(*e, kNeed);
     const std::size_t at_start = load.in_flight();
     double longest_drain_ms = 0;
     std::int64_t since_drain = 0;
