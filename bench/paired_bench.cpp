@@ -11,6 +11,9 @@
 //   BM_PairedSimtLaunch / BM_PairedTileLaunch   counters ratio, raw_ns, tracked_ns
 //   BM_PairedLaunchThreads/K                    counters ratio (tracked / raw launches/s)
 #include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -19,6 +22,7 @@
 #include "driver_timing.hpp"
 #include "lanes.hpp"
 #include "paired.hpp"
+#include "pmu_counters.hpp"
 #include "prepared_launch.hpp"
 
 namespace tandem_bench {
@@ -72,14 +76,30 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
   const RawDriver* d = e->raw_or_skip(st);
   if (d == nullptr) return;
   guarded(st, [&] {
-    PreparedLaunch k(*e, e->stream, kind);
+    // TANDEM_BENCH_FRESH_STREAM=1 (diagnostic): a stream made for this
+    // benchmark rather than the one the whole suite used before it.
+    const char* fresh = std::getenv("TANDEM_BENCH_FRESH_STREAM");
+    const tandem::Stream stream =
+        fresh && std::string_view(fresh) == "1" ? tandem::Stream::create(e->ctx) : e->stream;
+    PreparedLaunch k(*e, stream, kind);
     const LeakWatch leaks(*e);
-    auto raw_segment = [&] { return per_launch_ns([&] { k.raw(*d); }); };
+    // TANDEM_BENCH_PMU: each kind's segments' CPU counters, this thread.
+    std::optional<PmuCounters> pmu;
+    if (pmu_asked()) pmu.emplace();
+    PmuCounts raw_pmu, tracked_pmu;
+    auto counted = [&](PmuCounts& into, auto segment) {
+      if (!pmu) return segment();
+      const PmuCounts before = pmu->read();
+      const double ns = segment();
+      into += pmu->read().since(before);
+      return ns;
+    };
+    auto raw_segment = [&] { return counted(raw_pmu, [&] { return per_launch_ns([&] { k.raw(*d); }); }); };
     DriverTimes driver;  // TANDEM_BENCH_DRIVER_TIMING: the tracked segments' driver calls
     double tracked_total_ns = 0;
     auto tracked_segment = [&] {
       const DriverTimes before = driver_times();
-      const double ns = per_launch_ns([&] { (void)k.tracked(); });
+      const double ns = counted(tracked_pmu, [&] { return per_launch_ns([&] { (void)k.tracked(); }); });
       driver += driver_times().since(before);
       tracked_total_ns += ns * static_cast<double>(kSegment);
       return ns;
@@ -102,6 +122,12 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
     st.counters["tracked_ns"] = median(trackeds);
     st.counters["pairs"] = static_cast<double>(ratios.size());
     if (driver_timing_on()) report_driver_split(st, driver, tracked_total_ns);
+    if (pmu) {
+      if (!pmu->any()) st.SetLabel("TANDEM_BENCH_PMU: no counter: " + pmu->refused());
+      const double launches = static_cast<double>(ratios.size() * kSegment);
+      report_pmu(st, "pmu_raw", raw_pmu, launches);
+      report_pmu(st, "pmu_tracked", tracked_pmu, launches);
+    }
     leaks.report(st);
   });
 }
