@@ -17,7 +17,7 @@ const std::uint32_t StreamState::kShareRun =
     static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_SHARE_RUN", 0, 8), 1, 1024));
 // Eight runs: a fault then quarantines at most 63 submissions with it.
 const std::uint32_t StreamState::kLongestShareRun = 8 * StreamState::kShareRun;
-const std::uint32_t RecordRing::kMaxCapacity = [] {
+const std::uint32_t RecordStack::kMaxCapacity = [] {
   const auto want = std::clamp<std::int64_t>(tuning_value("TANDEM_RECORD_POOL_MAX", 0, 16384), kInitialCapacity, 1 << 20);
   std::uint32_t cap = kInitialCapacity;
   while (cap < want) cap *= 2;
@@ -157,7 +157,9 @@ void StreamState::take_back_returned() noexcept {
 }
 
 Submission* StreamState::take_submission() {
-  if (free_records.empty()) take_back_returned();
+  // What retirement handed back since the last take, first: those records
+  // are the ones this stream last used (RecordStack says why that matters).
+  if (returned.load(std::memory_order_relaxed) != nullptr) take_back_returned();
   if (!free_records.empty()) {
     Submission* s = free_records.pop();
     s->next = nullptr;
