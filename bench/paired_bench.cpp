@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -76,11 +78,24 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
   const RawDriver* d = e->raw_or_skip(st);
   if (d == nullptr) return;
   guarded(st, [&] {
-    // TANDEM_BENCH_FRESH_STREAM=1 (diagnostic): a stream made for this
-    // benchmark rather than the one the whole suite used before it.
-    const char* fresh = std::getenv("TANDEM_BENCH_FRESH_STREAM");
-    const tandem::Stream stream =
-        fresh && std::string_view(fresh) == "1" ? tandem::Stream::create(e->ctx) : e->stream;
+    // TANDEM_BENCH_FRESH_STREAM (diagnostic): 1, a stream made for this
+    // benchmark rather than the one the whole suite used before it; borrow,
+    // a new tandem stream over that one's driver stream (which of the two
+    // carries what the suite left behind).
+    const char* fresh_env = std::getenv("TANDEM_BENCH_FRESH_STREAM");
+    const std::string_view fresh = fresh_env ? fresh_env : "0";
+    if (fresh != "0" && fresh != "1" && fresh != "borrow") {
+      throw std::runtime_error("TANDEM_BENCH_FRESH_STREAM must be 0, 1 or borrow, not '" + std::string(fresh) + "'");
+    }
+    const tandem::Stream stream = fresh == "1"        ? tandem::Stream::create(e->ctx)
+                                  : fresh == "borrow" ? tandem::Stream::borrow(e->ctx, e->stream.native())
+                                                      : e->stream;
+    // TANDEM_BENCH_TRIM=1 (diagnostic): Context::trim first, which destroys
+    // the idle events and records the suite left on its streams.
+    if (const char* t = std::getenv("TANDEM_BENCH_TRIM"); t && std::string_view(t) == "1") {
+      e->drain();
+      e->ctx.trim();
+    }
     PreparedLaunch k(*e, stream, kind);
     const LeakWatch leaks(*e);
     // TANDEM_BENCH_PMU: each kind's segments' CPU counters, this thread.

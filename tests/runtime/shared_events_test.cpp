@@ -169,6 +169,33 @@ TEST_F(SharedEvents, IdleEventsPastTheCapAreDestroyedByRetirement) {
   EXPECT_EQ(ctx.stats().quarantined_submissions, 0U);
 }
 
+// Context::trim destroys the events a burst left idle on a stream (the
+// pool above keeps them all while no cap is set), and the stream works on,
+// making what it needs again.
+TEST_F(SharedEvents, TrimDestroysTheEventsABurstLeftIdle) {
+  auto owned = std::make_unique<CountingEvents>(std::make_unique<driver::SimBackend>(config()));
+  CountingEvents& counter = *owned;
+  const Platform p = Platform::with_backend(std::move(owned));
+  ContextOptions o;
+  o.share_completion_events = false;  // one event per submission: the burst makes many
+  const Context ctx = Context::create(p.device(0), o);
+  const Stream s = Stream::create(ctx);
+  View x = allocate(s, DType::u32, 64);
+  constexpr int kBurst = 300;
+  Gate& g = gate();
+  LaunchFuture first = hold(s, x, g);
+  for (int i = 0; i < kBurst; ++i) (void)add(s, x, 1);
+  g.open();
+  ASSERT_TRUE(p.wait_for_retirement(kPatience));
+  ASSERT_GE(counter.creates.load() - counter.destroys.load(), kBurst) << "the burst's events were meant to stay";
+  first = LaunchFuture();  // its record (and event) back to the pool too
+  ctx.trim();
+  EXPECT_EQ(counter.creates.load() - counter.destroys.load(), 0);
+  (void)add(s, x, 1);
+  EXPECT_EQ(read_u32(s, x), std::vector<std::uint32_t>(64, kBurst + 1));
+  EXPECT_EQ(ctx.stats().quarantined_submissions, 0U);
+}
+
 // A long queue of mostly covered submissions, retired a part at a time
 // while more arrive: retirement's cursor finds each newest own event
 // without losing or double-counting any submission.

@@ -60,6 +60,7 @@ void Context::trim() const {
   s_->order_free_stream_after_untracked_work();
   s_->check(b.stream_synchronize(s_->handle, s_->free_stream), "waiting for the runtime's frees");
   s_->check(b.pool_trim(s_->handle, s_->pool, 0), "trimming the memory pool");
+  s_->release_idle_stream_resources();
 }
 
 const LatencyHistogram* Context::retire_latency() const noexcept { return s_->retire_latency.get(); }

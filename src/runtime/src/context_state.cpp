@@ -125,16 +125,19 @@ void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::
   (void)b.mem_free_async(handle, ptr, free_stream);
 }
 
-void ContextState::order_free_stream_after_untracked_work() {
+std::vector<StreamAnchor*> ContextState::stream_anchors() {
   std::vector<StreamAnchor*> anchors;
-  {
-    Guard g(mu_);
-    anchors.reserve(streams_.size());
-    for (StreamState* s : streams_) {
-      s->anchor->add_ref();
-      anchors.push_back(s->anchor);
-    }
+  Guard g(mu_);
+  anchors.reserve(streams_.size());
+  for (StreamState* s : streams_) {
+    s->anchor->add_ref();
+    anchors.push_back(s->anchor);
   }
+  return anchors;
+}
+
+void ContextState::order_free_stream_after_untracked_work() {
+  const std::vector<StreamAnchor*> anchors = stream_anchors();
   bool queued = false;
   const NotifyRetirementIfQueued notify{queued};
   std::exception_ptr failure;
@@ -157,6 +160,31 @@ void ContextState::order_free_stream_after_untracked_work() {
     a->release();
   }
   if (failure) std::rethrow_exception(failure);
+}
+
+void ContextState::release_idle_stream_resources() noexcept {
+  std::vector<StreamAnchor*> anchors;
+  try {
+    anchors = stream_anchors();
+  } catch (...) {
+    return;  // no memory for the list: nothing is released, nothing is lost
+  }
+  driver::Backend& b = backend();
+  for (StreamAnchor* a : anchors) {
+    std::vector<driver::EventHandle> idle, surplus;
+    {
+      // The anchor lock first: a first use on another stream holds it while
+      // it waits on a birth mark that may meanwhile have become idle.
+      Guard ga(a->mu);
+      if (StreamState* s = a->stream) {
+        Guard g(s->mu);
+        s->shed_idle(idle, surplus);
+      }
+    }
+    for (driver::EventHandle e : idle) (void)b.event_destroy(handle, e);
+    for (driver::EventHandle e : surplus) (void)b.event_destroy(handle, e);
+    a->release();
+  }
 }
 
 void ContextState::fail(const driver::Result& r, ErrorCode code, const std::string& what) const {

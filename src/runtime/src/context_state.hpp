@@ -52,6 +52,9 @@ struct ContextState {
   // Makes the internal free stream wait until the frees (and allocations)
   // enqueued on the context's streams so far are done (Context::trim).
   void order_free_stream_after_untracked_work();
+  // Destroys what the context's streams keep idle for reuse: submission
+  // records and completion events a burst left behind (Context::trim).
+  void release_idle_stream_resources() noexcept;
   // Throws Error(code) with the driver's description appended.
   [[noreturn]] void fail(const driver::Result& r, ErrorCode code, const std::string& what) const;
   void check(const driver::Result& r, const std::string& what) const {
@@ -59,6 +62,8 @@ struct ContextState {
   }
 
   void add_stream(StreamState* s);
+  // The anchors of the streams alive now, one reference each for the caller.
+  std::vector<StreamAnchor*> stream_anchors();
   void remove_stream(StreamState* s);
   void keep_quarantined(Submission* s);
   // Peer access (Context::enable_peer_access): contexts by id, so neither

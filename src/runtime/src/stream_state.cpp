@@ -123,6 +123,15 @@ void StreamState::destroy_surplus_events() noexcept {
   for (driver::EventHandle e : doomed) (void)ctx->backend().event_destroy(ctx->handle, e);
 }
 
+void StreamState::shed_idle(std::vector<driver::EventHandle>& idle,
+                            std::vector<driver::EventHandle>& surplus) noexcept {
+  take_back_returned();
+  while (!free_records.empty()) delete free_records.pop();
+  idle.swap(free_events);
+  surplus.swap(surplus_events);
+  has_surplus.store(false, std::memory_order_relaxed);
+}
+
 driver::EventHandle StreamState::take_event() {
   if (has_free_event()) {
     driver::EventHandle e = free_events.back();

@@ -148,6 +148,12 @@ struct StreamState {
   void free_event(driver::EventHandle e) TANDEM_REQUIRES(mu);
   // Retirement, outside the stream's lock otherwise: destroys the surplus.
   void destroy_surplus_events() noexcept;
+  // Context::trim, holding the anchor's lock too (as destroy_surplus_events
+  // does): deletes the idle records and swaps the idle and surplus events
+  // into `idle` and `surplus` (empty on entry), for the caller to destroy
+  // once both locks are released. What pends keeps its own.
+  void shed_idle(std::vector<driver::EventHandle>& idle, std::vector<driver::EventHandle>& surplus) noexcept
+      TANDEM_REQUIRES(mu);
   Submission* take_submission() TANDEM_REQUIRES(mu);
   void recycle(Submission* s) noexcept TANDEM_REQUIRES(mu);
   // Takes back a record retired with nothing else referring to it (its

@@ -76,6 +76,11 @@ class Context {
   [[nodiscard]] MemoryInfo memory_info() const;
   // Sync: waits for the runtime's own frees to reach the device, then returns
   // the pool's cached memory to it. Use before a device free-memory baseline.
+  // Also destroys what each stream keeps idle for reuse: completion events
+  // and submission records a burst left behind (thousands, after a deep
+  // queue). Later launches make them again as they need them, and making an
+  // event can wait for the driver while other threads launch, so trim
+  // between phases of work, not inside one.
   void trim() const;
   // Blocks until everything submitted on this context before the call has
   // retired or been quarantined (quarantined work never retires, so it counts
