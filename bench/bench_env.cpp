@@ -23,17 +23,6 @@ std::vector<std::function<void()>>& teardown_hooks() {
   return hooks;
 }
 
-// TANDEM_BENCH_DRIVER_TIMING=1 (diagnostic) wraps the cuda or host
-// backend in driver_timing.hpp's.
-bool driver_timing_asked() {
-  const char* v = std::getenv("TANDEM_BENCH_DRIVER_TIMING");
-  if (v == nullptr || std::string_view(v) == "0") return false;
-  if (std::string_view(v) != "1") {
-    throw std::runtime_error("TANDEM_BENCH_DRIVER_TIMING must be 0 or 1, not '" + std::string(v) + "'");
-  }
-  return true;
-}
-
 tandem::Platform open_platform() {
   const char* b = std::getenv("TANDEM_BENCH_BACKEND");
   const std::string_view kind = b ? b : "cuda";
@@ -48,7 +37,8 @@ tandem::Platform open_platform() {
   } else {
     throw std::runtime_error("TANDEM_BENCH_BACKEND must be cuda, sim or host, not '" + std::string(kind) + "'");
   }
-  if (driver_timing_asked()) backend = make_driver_timing_backend(std::move(backend));
+  // TANDEM_BENCH_DRIVER_TIMING=1 (diagnostic): driver_timing.hpp.
+  if (env_flag("TANDEM_BENCH_DRIVER_TIMING")) backend = make_driver_timing_backend(std::move(backend));
   return tandem::Platform::with_backend(std::move(backend));
 }
 
@@ -151,6 +141,15 @@ std::uint64_t teardown_and_count_live() {
   // process-wide state, so at exit it would be destroyed after it.
   env_slot().reset();
   return live;
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || std::string_view(v) == "0") return false;
+  if (std::string_view(v) != "1") {
+    throw std::runtime_error(std::string(name) + " must be 0 or 1, not '" + std::string(v) + "'");
+  }
+  return true;
 }
 
 std::int64_t scaled(std::int64_t n) {

@@ -79,6 +79,10 @@ void at_teardown(std::function<void()> fn);
 // (0 = nothing leaked). main() calls it once, after the benchmarks.
 std::uint64_t teardown_and_count_live();
 
+// A diagnostic switch in the environment: "1" on, unset or "0" off;
+// anything else throws, naming the variable and the value.
+[[nodiscard]] bool env_flag(const char* name);
+
 // Iteration counts scaled by TANDEM_BENCH_SCALE (default 1; a sim smoke
 // run uses e.g. 0.01). Never below 1.
 [[nodiscard]] std::int64_t scaled(std::int64_t n);

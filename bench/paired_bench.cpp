@@ -92,7 +92,7 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
                                                       : e->stream;
     // TANDEM_BENCH_TRIM=1 (diagnostic): Context::trim first, which destroys
     // the idle events and records the suite left on its streams.
-    if (const char* t = std::getenv("TANDEM_BENCH_TRIM"); t && std::string_view(t) == "1") {
+    if (env_flag("TANDEM_BENCH_TRIM")) {
       e->drain();
       e->ctx.trim();
     }
@@ -100,7 +100,7 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
     const LeakWatch leaks(*e);
     // TANDEM_BENCH_PMU: each kind's segments' CPU counters, this thread.
     std::optional<PmuCounters> pmu;
-    if (pmu_asked()) pmu.emplace();
+    if (env_flag("TANDEM_BENCH_PMU")) pmu.emplace();
     PmuCounts raw_pmu, tracked_pmu;
     auto counted = [&](PmuCounts& into, auto segment) {
       if (!pmu) return segment();

@@ -1,14 +1,10 @@
 #include "pmu_counters.hpp"
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <stdexcept>
-#include <string_view>
 
 #if defined(__linux__)
 #include <linux/perf_event.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -98,15 +94,6 @@ PmuCounts PmuCounters::read() const {
   }
 #endif
   return c;
-}
-
-bool pmu_asked() {
-  const char* v = std::getenv("TANDEM_BENCH_PMU");
-  if (v == nullptr || std::string_view(v) == "0") return false;
-  if (std::string_view(v) != "1") {
-    throw std::runtime_error("TANDEM_BENCH_PMU must be 0 or 1, not '" + std::string(v) + "'");
-  }
-  return true;
 }
 
 void report_pmu(benchmark::State& st, const std::string& prefix, const PmuCounts& c, double per) {

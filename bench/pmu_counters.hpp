@@ -44,8 +44,6 @@ class PmuCounters {
   std::string refused_;
 };
 
-// TANDEM_BENCH_PMU=1 (0 or unset: off; anything else throws).
-[[nodiscard]] bool pmu_asked();
 // Counters `prefix`_cycles, _instr, _l1d_miss, _llc_miss, _dtlb_miss per
 // `per` operations, for the events present.
 void report_pmu(benchmark::State& st, const std::string& prefix, const PmuCounts& c, double per);

@@ -23,6 +23,8 @@ class SharedEvents : public RuntimeFixture {
     EXPECT_TRUE(g.wait_arrivals(1));
     return f;
   }
+  struct BurstLeftIdle;
+  BurstLeftIdle burst_left_idle();
 };
 
 // Every submission of a burst behind a held one retires once the device is
@@ -129,6 +131,38 @@ class CountingEvents : public CountingEventCreates {
   std::atomic<int> destroys{0};
 };
 
+// A context that records one event per submission, with event counting,
+// and a stream that has just retired a burst of kBurst additions queued
+// behind a held fill of `x` (the hold's future in `first`): the burst made
+// an event for each, now idle.
+struct SharedEvents::BurstLeftIdle {
+  static constexpr int kBurst = 300;
+  CountingEvents* counter;
+  Platform p;
+  Context ctx;
+  Stream s;
+  View x;
+  LaunchFuture first;
+};
+
+SharedEvents::BurstLeftIdle SharedEvents::burst_left_idle() {
+  auto owned = std::make_unique<CountingEvents>(std::make_unique<driver::SimBackend>(config()));
+  CountingEvents* counter = owned.get();
+  Platform p = Platform::with_backend(std::move(owned));
+  ContextOptions o;
+  o.share_completion_events = false;  // one event per submission: the burst makes many
+  Context ctx = Context::create(p.device(0), o);
+  Stream s = Stream::create(ctx);
+  View x = allocate(s, DType::u32, 64);
+  Gate& g = gate();
+  LaunchFuture first = hold(s, x, g);
+  for (int i = 0; i < BurstLeftIdle::kBurst; ++i) (void)add(s, x, 1);
+  EXPECT_GE(counter->creates.load(), BurstLeftIdle::kBurst) << "the burst was meant to make an event per submission";
+  g.open();
+  EXPECT_TRUE(p.wait_for_retirement(kPatience));
+  return BurstLeftIdle{counter, std::move(p), std::move(ctx), std::move(s), std::move(x), std::move(first)};
+}
+
 // TANDEM_MAX_FREE_EVENTS=N (read once per process; CTest runs this test
 // with N = 8, it skips elsewhere): a stream keeps at most N idle events.
 // A burst made hundreds; once they are idle, the retirement thread destroys
@@ -138,21 +172,10 @@ TEST_F(SharedEvents, IdleEventsPastTheCapAreDestroyedByRetirement) {
   const char* cap_text = std::getenv("TANDEM_MAX_FREE_EVENTS");
   if (cap_text == nullptr || std::atoi(cap_text) <= 0) GTEST_SKIP() << "SKIPPED: TANDEM_MAX_FREE_EVENTS is not set";
   const int cap = std::atoi(cap_text);
-  auto owned = std::make_unique<CountingEvents>(std::make_unique<driver::SimBackend>(config()));
-  CountingEvents& counter = *owned;
-  const Platform p = Platform::with_backend(std::move(owned));
-  ContextOptions o;
-  o.share_completion_events = false;  // one event per submission: the burst makes many
-  const Context ctx = Context::create(p.device(0), o);
-  const Stream s = Stream::create(ctx);
-  View x = allocate(s, DType::u32, 64);
-  constexpr int kBurst = 300;
-  Gate& g = gate();
-  LaunchFuture first = hold(s, x, g);
-  for (int i = 0; i < kBurst; ++i) (void)add(s, x, 1);
-  EXPECT_GE(counter.creates.load(), kBurst) << "the burst was meant to make an event per submission";
-  g.open();
-  ASSERT_TRUE(p.wait_for_retirement(kPatience));
+  BurstLeftIdle b = burst_left_idle();
+  const auto& [counter_ptr, p, ctx, s, x, first] = b;
+  CountingEvents& counter = *counter_ptr;
+  constexpr int kBurst = BurstLeftIdle::kBurst;
   // Idle records come back to the stream's pool at its next submissions;
   // their events past the cap then go to retirement.
   std::uint32_t added = kBurst;
@@ -173,27 +196,15 @@ TEST_F(SharedEvents, IdleEventsPastTheCapAreDestroyedByRetirement) {
 // pool above keeps them all while no cap is set), and the stream works on,
 // making what it needs again.
 TEST_F(SharedEvents, TrimDestroysTheEventsABurstLeftIdle) {
-  auto owned = std::make_unique<CountingEvents>(std::make_unique<driver::SimBackend>(config()));
-  CountingEvents& counter = *owned;
-  const Platform p = Platform::with_backend(std::move(owned));
-  ContextOptions o;
-  o.share_completion_events = false;  // one event per submission: the burst makes many
-  const Context ctx = Context::create(p.device(0), o);
-  const Stream s = Stream::create(ctx);
-  View x = allocate(s, DType::u32, 64);
-  constexpr int kBurst = 300;
-  Gate& g = gate();
-  LaunchFuture first = hold(s, x, g);
-  for (int i = 0; i < kBurst; ++i) (void)add(s, x, 1);
-  g.open();
-  ASSERT_TRUE(p.wait_for_retirement(kPatience));
-  ASSERT_GE(counter.creates.load() - counter.destroys.load(), kBurst) << "the burst's events were meant to stay";
-  first = LaunchFuture();  // its record (and event) back to the pool too
-  ctx.trim();
-  EXPECT_EQ(counter.creates.load() - counter.destroys.load(), 0);
-  (void)add(s, x, 1);
-  EXPECT_EQ(read_u32(s, x), std::vector<std::uint32_t>(64, kBurst + 1));
-  EXPECT_EQ(ctx.stats().quarantined_submissions, 0U);
+  BurstLeftIdle b = burst_left_idle();
+  ASSERT_GE(b.counter->creates.load() - b.counter->destroys.load(), BurstLeftIdle::kBurst)
+      << "the burst's events were meant to stay";
+  b.first = LaunchFuture();  // its record (and event) back to the pool too
+  b.ctx.trim();
+  EXPECT_EQ(b.counter->creates.load() - b.counter->destroys.load(), 0);
+  (void)add(b.s, b.x, 1);
+  EXPECT_EQ(read_u32(b.s, b.x), std::vector<std::uint32_t>(64, BurstLeftIdle::kBurst + 1));
+  EXPECT_EQ(b.ctx.stats().quarantined_submissions, 0U);
 }
 
 // A long queue of mostly covered submissions, retired a part at a time
