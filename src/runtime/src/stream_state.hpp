@@ -63,9 +63,10 @@ struct StreamAnchor {
 // it has pending, whatever it once had. A stream that once held thousands in
 // flight (a burst behind a long kernel) keeps them here, but reusing them
 // oldest first would walk all of them: every launch would touch a record
-// last used thousands of launches ago, out of cache (on the H200, a stream
-// that had held 8,000 records launched 7-9 % slower than a fresh one). It
-// grows (doubling, up to kMaxCapacity) when records come back to a full
+// last used thousands of launches ago, out of cache. (On the H200 a stream
+// left with thousands of idle records and events launched 7-9 % slower than
+// a fresh one; this order alone did not change that, Context::trim took half
+// of it: results/h200/stream-state-7735357.) It grows (doubling, up to kMaxCapacity) when records come back to a full
 // stack: a stream holds about as many records as it once had pending
 // between two sweeps (a 1 ms sweep gap at ~200 ns a launch is ~5,000), and
 // a smaller pool would free the surplus at every sweep and allocate it again
