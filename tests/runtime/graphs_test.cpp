@@ -1,6 +1,7 @@
 // spec/runtime.md §8 (graphs) and the graph halves of §5 (uniqueness) and
 // §6 (deferred destruction), on the simulated device.
 #include "runtime/runtime_test_support.hpp"
+#include "stream_state.hpp"
 #include "tandem/graph.hpp"
 
 namespace tandem::test {
@@ -109,6 +110,31 @@ TEST_F(Graphs, ReplayOnAStreamOfAnotherContextIsADeviceMismatch) {
   View x = allocate(e.a, DType::u32, 8);
   Graph g = Graph::capture(e.a, [&] { (void)fill(e.a, x, 1); });
   EXPECT_TANDEM_ERROR(ErrorCode::device_mismatch, g.replay(other.a));
+}
+
+// A replay holds one lease per captured access (16 here): more than a
+// record keeps inline. The record, once retired, goes back to its stream's
+// pool; the next submission that takes it holds its leases inline again
+// (kept on the heap, they would cost every later small launch through that
+// record a separate block to write: src/runtime/src/stream_state.cpp).
+TEST_F(Graphs, ARecordReusedAfterAReplayHoldsItsLeasesInline) {
+  Env e = env();
+  View x = allocate(e.a, DType::u32, 8);
+  View y = allocate(e.a, DType::u32, 8);
+  const Graph g = Graph::capture(e.a, [&] {
+    for (int i = 0; i < 8; ++i) {
+      (void)add(e.a, x, 1);
+      (void)add(e.a, y, 1);
+    }
+  });
+  for (int i = 0; i < 4; ++i) (void)g.replay(e.a);
+  settle();
+  detail::StreamState& st = *StreamRef(e.a).state();
+  detail::Guard lock(st.mu);
+  detail::Submission* r = st.take_submission();
+  EXPECT_EQ(r->leases.heap_bytes(), 0U) << "the record kept a replay's leases on the heap";
+  EXPECT_TRUE(r->leases.empty());
+  st.recycle(r);
 }
 
 }  // namespace

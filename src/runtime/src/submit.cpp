@@ -368,6 +368,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
                 std::string("ordering ") + spec.what + " on stream " + std::to_string(s.id) +
                     " after a conflicting submission");
     }
+    sub->leases.reserve(n);  // a graph replay's many in one allocation
     for (std::uint32_t i = 0; i < n; ++i) {
       sub->leases.push_back(Lease{a[i].alloc, a[i].offset, a[i].bytes, sub, 0, a[i].mode, false});
     }

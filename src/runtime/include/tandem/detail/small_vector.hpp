@@ -31,6 +31,10 @@ class SmallVector {
   void reserve_one() {
     if (size_ == capacity_) grow();
   }
+  // Room for `n` elements in all, in one allocation at most.
+  void reserve(std::size_t n) {
+    if (n > capacity_) grow_to(n);
+  }
   // Removes element i by moving the last one into its place (order not kept).
   void swap_remove(std::size_t i) noexcept {
     data()[i] = data()[size_ - 1];
@@ -57,8 +61,8 @@ class SmallVector {
   std::size_t heap_bytes() const noexcept { return heap_ ? capacity_ * sizeof(T) : 0; }
 
  private:
-  void grow() {
-    const std::size_t cap = capacity_ * 2;
+  void grow() { grow_to(capacity_ * 2); }
+  void grow_to(std::size_t cap) {
     T* fresh = static_cast<T*>(::operator new(cap * sizeof(T)));
     std::memcpy(static_cast<void*>(fresh), data(), size_ * sizeof(T));
     release_heap();
