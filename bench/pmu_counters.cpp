@@ -19,7 +19,6 @@ constexpr const char* kNames[kPmuEvents] = {"cycles", "instr", "l1d_miss", "llc_
 perf_event_attr attr_of(PmuEvent e) {
   perf_event_attr a{};
   a.size = sizeof(a);
-  a.disabled = 0;
   a.exclude_kernel = 1;  // a process without CAP_PERFMON may count user mode only
   a.exclude_hv = 1;
   const auto cache = [](std::uint64_t id) {

@@ -71,19 +71,13 @@ bool StreamState::detach() noexcept {
 void StreamState::destroy() noexcept {
   ContextState& c = *ctx;
   driver::Backend& b = c.backend();
+  std::vector<driver::EventHandle> idle, surplus;
   {
     Guard g(mu);
-    take_back_returned();
-    while (!free_records.empty()) {
-      Submission* f = free_records.pop();
-      if (f->event) free_events.push_back(f->event);
-      delete f;
-    }
-    for (driver::EventHandle e : free_events) (void)b.event_destroy(c.handle, e);
-    for (driver::EventHandle e : surplus_events) (void)b.event_destroy(c.handle, e);
-    free_events.clear();
-    surplus_events.clear();
+    shed_idle(idle, surplus);
   }
+  for (driver::EventHandle e : idle) (void)b.event_destroy(c.handle, e);
+  for (driver::EventHandle e : surplus) (void)b.event_destroy(c.handle, e);
   // Out of the context's list first: Context::trim takes references on the
   // anchors of the streams it finds there.
   c.remove_stream(this);

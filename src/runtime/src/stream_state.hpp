@@ -150,7 +150,7 @@ struct StreamState {
   // Retirement, outside the stream's lock otherwise: destroys the surplus.
   void destroy_surplus_events() noexcept;
   // Context::trim, holding the anchor's lock too (as destroy_surplus_events
-  // does): deletes the idle records and swaps the idle and surplus events
+  // does), and destroy(): deletes the idle records and swaps the idle and surplus events
   // into `idle` and `surplus` (empty on entry), for the caller to destroy
   // once both locks are released. What pends keeps its own.
   void shed_idle(std::vector<driver::EventHandle>& idle, std::vector<driver::EventHandle>& surplus) noexcept
