@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <type_traits>
 
 namespace tandem::detail {
@@ -25,7 +27,7 @@ class SmallVector {
 
   void push_back(const T& v) {
     if (size_ == capacity_) grow();
-    data()[size_++] = v;
+    data_[size_++] = v;
   }
   // Room for one more element, so that the next push_back cannot throw.
   void reserve_one() {
@@ -37,7 +39,7 @@ class SmallVector {
   }
   // Removes element i by moving the last one into its place (order not kept).
   void swap_remove(std::size_t i) noexcept {
-    data()[i] = data()[size_ - 1];
+    data_[i] = data_[size_ - 1];
     --size_;
   }
   void clear() noexcept { size_ = 0; }
@@ -47,8 +49,9 @@ class SmallVector {
     size_ = 0;
   }
 
-  T* data() noexcept { return heap_ ? heap_ : reinterpret_cast<T*>(inline_); }
-  const T* data() const noexcept { return heap_ ? heap_ : reinterpret_cast<const T*>(inline_); }
+  // One load, no branch: the launch path reads these vectors many times.
+  T* data() noexcept { return data_; }
+  const T* data() const noexcept { return data_; }
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
   T& operator[](std::size_t i) noexcept { return data()[i]; }
@@ -58,26 +61,32 @@ class SmallVector {
   const T* begin() const noexcept { return data(); }
   const T* end() const noexcept { return data() + size_; }
   // Bytes this vector owns beyond its own footprint.
-  std::size_t heap_bytes() const noexcept { return heap_ ? capacity_ * sizeof(T) : 0; }
+  std::size_t heap_bytes() const noexcept { return on_heap() ? capacity_ * sizeof(T) : 0; }
 
  private:
-  void grow() { grow_to(capacity_ * 2); }
+  static_assert(N > 0 && N <= UINT32_MAX);
+  T* inline_data() noexcept { return reinterpret_cast<T*>(inline_); }
+  bool on_heap() const noexcept { return data_ != reinterpret_cast<const T*>(inline_); }
+  void grow() { grow_to(std::size_t{capacity_} * 2); }
   void grow_to(std::size_t cap) {
+    if (cap > UINT32_MAX) throw std::length_error("SmallVector: more than 2^32-1 elements");
     T* fresh = static_cast<T*>(::operator new(cap * sizeof(T)));
-    std::memcpy(static_cast<void*>(fresh), data(), size_ * sizeof(T));
+    std::memcpy(static_cast<void*>(fresh), data_, size_ * sizeof(T));
     release_heap();
-    heap_ = fresh;
-    capacity_ = cap;
+    data_ = fresh;
+    capacity_ = static_cast<std::uint32_t>(cap);
   }
   void release_heap() noexcept {
-    if (heap_) ::operator delete(heap_);
-    heap_ = nullptr;
+    if (on_heap()) ::operator delete(data_);
+    data_ = inline_data();
     capacity_ = N;
   }
 
-  T* heap_ = nullptr;
-  std::size_t size_ = 0;
-  std::size_t capacity_ = N;
+  // Points at inline_ or at the heap block: the vector is neither copied
+  // nor moved, so the inline address never goes stale.
+  T* data_ = inline_data();
+  std::uint32_t size_ = 0;
+  std::uint32_t capacity_ = N;
   alignas(T) unsigned char inline_[N * sizeof(T)];
 };
 
