@@ -172,6 +172,8 @@ class HostOnlyBackend final : public d::ForwardingBackend {
     return busy_->spin(r.stream, ns) ? d::kOk
                                       : d::Result{d::Status::invalid_value, 0, "host-only: too many spinning streams"};
   }
+  // As the CUDA driver: launches ignore the declared accesses.
+  [[nodiscard]] bool reads_declared_accesses() const noexcept override { return false; }
   d::Result graph_launch(d::ContextHandle, d::GraphHandle, d::StreamHandle) noexcept override { return d::kOk; }
 
  private:

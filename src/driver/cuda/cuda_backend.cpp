@@ -296,6 +296,7 @@ class CudaBackend final : public Backend {
     return TANDEM_CU(cuStreamBeginCapture, cu(s), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   }
   Result capture_end(ContextHandle ctx, StreamHandle s, GraphHandle& out) noexcept override;
+  [[nodiscard]] bool reads_declared_accesses() const noexcept override { return false; }
   Result graph_launch(ContextHandle ctx, GraphHandle g, StreamHandle s) noexcept override {
     TANDEM_TRY(bind(ctx));
     return TANDEM_CU(cuGraphLaunch, cu(g), cu(s));

@@ -30,8 +30,9 @@ std::uint64_t ShardedCounter::sum() const noexcept {
 
 ContextState::ContextState(PlatformState& platform_, int ordinal_, std::uint64_t id_, bool owned_,
                            ConflictPolicy policy_, driver::ContextHandle handle_)
-    : platform(&platform_), ordinal(ordinal_), id(id_), owned(owned_), policy(policy_),
-      handle(handle_), functions_(new std::atomic<void*>[kFunctionSlots]) {
+    : backend_(platform_.backend.get()), functions_(new std::atomic<void*>[kFunctionSlots]), handle(handle_),
+      policy(policy_), backend_reads_accesses(backend_->reads_declared_accesses()), platform(&platform_),
+      id(id_), ordinal(ordinal_), owned(owned_) {
   platform_.add_ref();
   for (std::size_t i = 0; i < kFunctionSlots; ++i) functions_[i].store(nullptr);
 }
@@ -61,6 +62,7 @@ ContextState* ContextState::create(PlatformState& platform, int ordinal,
 }
 
 ContextState::~ContextState() {
+  delete[] functions_;  // cached handles only: the driver frees functions with their modules
   if (Retirement::process_is_exiting()) {  // the driver may be gone already
     keep_alive.reset();
     platform->release();

@@ -41,7 +41,7 @@ struct ContextState {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
-  driver::Backend& backend() const noexcept { return *platform->backend; }
+  driver::Backend& backend() const noexcept { return *backend_; }
   // The resolved device function for `symbol` in this context (cached).
   driver::FunctionHandle function(const driver::KernelSymbol& symbol);
   // Returns runtime-pool memory to the driver after the GPU is proven done
@@ -72,13 +72,30 @@ struct ContextState {
   [[nodiscard]] bool has_peer(std::uint64_t peer_id) const;
   RuntimeStats stats() const;
 
-  std::atomic<std::uint32_t> refs{1};
-  PlatformState* const platform;  // strong reference
-  const int ordinal;
-  const std::uint64_t id;
-  const bool owned;
-  const ConflictPolicy policy;
+  // What every launch reads, in the first cache line and apart from
+  // anything written after creation (the launch path's footprint is what a
+  // tracked launch adds to the driver's: bench/README.md, "cache lines").
+ private:
+  driver::Backend* const backend_;  // platform->backend, one load closer
+  std::atomic<void*>* const functions_;  // kFunctionSlots cells, owned
+
+ public:
   const driver::ContextHandle handle;
+  const ConflictPolicy policy;
+  // Whether the backend reads LaunchRequest::accesses (the simulated
+  // device checks them; the CUDA driver does not), so launches skip
+  // building them for a backend that ignores them.
+  const bool backend_reads_accesses;
+  bool share_events = true;  // ContextOptions::share_completion_events; set once, like retire_latency
+  // Set once before the context is shared (Context::create); see
+  // ContextOptions::measure_retirement_latency.
+  std::unique_ptr<LatencyHistogram> retire_latency;
+  PlatformState* const platform;  // strong reference
+  const std::uint64_t id;
+  const int ordinal;
+  const bool owned;
+
+  alignas(64) std::atomic<std::uint32_t> refs{1};
   driver::PoolHandle pool;
   // Internal: frees of allocations whose birth stream is gone, behind waits
   // that Context::trim adds for the frees enqueued on the other streams.
@@ -95,10 +112,6 @@ struct ContextState {
   std::atomic<std::uint64_t> allocations_total{0};
   std::atomic<std::uint64_t> frees_total{0};
   ShardedCounter uniqueness_checks;
-  // Set once before the context is shared (Context::create); see
-  // ContextOptions::measure_retirement_latency.
-  std::unique_ptr<LatencyHistogram> retire_latency;
-  bool share_events = true;  // ContextOptions::share_completion_events; set once, like retire_latency
 
  private:
   ContextState(PlatformState& platform, int ordinal, std::uint64_t id, bool owned,
@@ -106,7 +119,6 @@ struct ContextState {
   ~ContextState();
 
   static constexpr std::size_t kFunctionSlots = 4096;
-  std::unique_ptr<std::atomic<void*>[]> functions_;
   mutable Mutex mu_;
   std::vector<StreamState*> streams_ TANDEM_GUARDED_BY(mu_);
   std::vector<Submission*> quarantine_ TANDEM_GUARDED_BY(mu_);  // retained forever

@@ -77,18 +77,23 @@ LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
                     const driver::LaunchDims& dims, void** params,
                     std::span<const ViewAccess> accesses) {
   detail::StreamState& s = stream_of(stream);
+  detail::ContextState& ctx = *s.ctx;
   detail::SmallVector<AccessRequest, 6> reqs;
-  detail::SmallVector<driver::Access, 6> declared;
   for (const ViewAccess& va : accesses) {
     AccessRequest r;
     const driver::AccessMode mode = lease_mode(va.access, va.view && va.view->valid() && va.view->is_atomic());
     if (!request_for(s, va.view, mode, r, symbol.name)) continue;
     reqs.push_back(r);
-    declared.push_back(driver::Access{r.alloc->base + r.offset, r.bytes, r.mode});
   }
-  const driver::FunctionHandle f = s.ctx->function(symbol);
-  driver::Backend& b = s.ctx->backend();
-  driver::LaunchRequest req{s.ctx->handle, f, &symbol, dims, {}, params, declared.data(),
+  // Only for a backend that checks them (the simulated device); built
+  // before submit() sorts `reqs`, in the caller's order.
+  detail::SmallVector<driver::Access, 6> declared;
+  if (ctx.backend_reads_accesses) {
+    for (const AccessRequest& r : reqs) declared.push_back(driver::Access{r.alloc->base + r.offset, r.bytes, r.mode});
+  }
+  const driver::FunctionHandle f = ctx.function(symbol);
+  driver::Backend& b = ctx.backend();
+  driver::LaunchRequest req{ctx.handle, f, &symbol, dims, {}, params, declared.data(),
                             static_cast<std::uint32_t>(declared.size())};
   auto enqueue = [&](driver::StreamHandle h) {
     req.stream = h;

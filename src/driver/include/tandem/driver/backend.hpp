@@ -129,6 +129,9 @@ class Backend {
   virtual Result kernel_function(ContextHandle ctx, const KernelSymbol& symbol,
                                  FunctionHandle& out) noexcept = 0;
   virtual Result launch(const LaunchRequest& request) noexcept = 0;
+  // Whether launch() reads LaunchRequest::accesses. A backend that does not
+  // (the CUDA driver) lets the runtime skip building them on every launch.
+  [[nodiscard]] virtual bool reads_declared_accesses() const noexcept { return true; }
 
   // --- graphs (capture is per stream, thread-local mode) ---------------------
   virtual Result capture_begin(ContextHandle ctx, StreamHandle s) noexcept = 0;

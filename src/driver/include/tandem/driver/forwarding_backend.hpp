@@ -68,6 +68,7 @@ class ForwardingBackend : public Backend {
   Result memset8_async(ContextHandle ctx, DevicePtr dst, std::uint8_t value, std::size_t count, StreamHandle s) noexcept override { return inner_->memset8_async(ctx, dst, value, count, s); }
   Result kernel_function(ContextHandle ctx, const KernelSymbol& symbol, FunctionHandle& out) noexcept override { return inner_->kernel_function(ctx, symbol, out); }
   Result launch(const LaunchRequest& request) noexcept override { return inner_->launch(request); }
+  [[nodiscard]] bool reads_declared_accesses() const noexcept override { return inner_->reads_declared_accesses(); }
   Result capture_begin(ContextHandle ctx, StreamHandle s) noexcept override { return inner_->capture_begin(ctx, s); }
   Result capture_end(ContextHandle ctx, StreamHandle s, GraphHandle& out) noexcept override { return inner_->capture_end(ctx, s, out); }
   Result graph_launch(ContextHandle ctx, GraphHandle g, StreamHandle s) noexcept override { return inner_->graph_launch(ctx, g, s); }
