@@ -19,26 +19,32 @@ namespace {
 // Locks every distinct allocation of a (sorted) access list, in allocation-id
 // order, so two submitters never deadlock; unlocks on scope exit or
 // unlock(). Lock order across the runtime: stream anchors, then allocation
-// trackers (by id), then streams.
+// trackers (by id), then streams. Walks the caller's list again to unlock
+// (it must not change meanwhile) rather than keep a copy: the launch path
+// pays for every cache line it touches.
 class TrackerLocks {
  public:
-  TrackerLocks(const AccessRequest* a, std::uint32_t n) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+  TrackerLocks(const AccessRequest* a, std::uint32_t n) TANDEM_NO_THREAD_SAFETY_ANALYSIS : a_(a), n_(n) {
     for (std::uint32_t i = 0; i < n; ++i) {
-      if (!locked_.empty() && locked_[locked_.size() - 1] == a[i].alloc) continue;
-      a[i].alloc->tracker_lock.lock();
-      locked_.push_back(a[i].alloc);
+      if (!repeats(i)) a[i].alloc->tracker_lock.lock();
     }
   }
   ~TrackerLocks() { unlock(); }
   void unlock() noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
-    for (std::size_t i = locked_.size(); i-- > 0;) locked_[i]->tracker_lock.unlock();
-    locked_.clear();
+    for (std::uint32_t i = n_; i-- > 0;) {
+      if (!repeats(i)) a_[i].alloc->tracker_lock.unlock();
+    }
+    n_ = 0;
   }
   TrackerLocks(const TrackerLocks&) = delete;
   TrackerLocks& operator=(const TrackerLocks&) = delete;
 
  private:
-  SmallVector<AllocationState*, 6> locked_;
+  // The list is sorted: an allocation's accesses are adjacent.
+  bool repeats(std::uint32_t i) const noexcept { return i > 0 && a_[i - 1].alloc == a_[i].alloc; }
+
+  const AccessRequest* const a_;
+  std::uint32_t n_;
 };
 
 // A stream lock the submit path gives up before the end of its scope.
@@ -383,6 +389,14 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   sub->stream = &s;
   sub->stream_id = s.id;
   sub->phase.store(SubmissionPhase::publishing, std::memory_order_relaxed);
+  // Before the driver call, whose work evicts much of what this path
+  // touched: what is written after it should be as few lines as can be.
+  // A failed enqueue recycles the record, which drops keep_alive.
+  sub->covered = cover;
+  sub->keep_alive = std::move(spec.keep_alive);
+  // The queue's reference and the future's. Nobody else counts references
+  // to it before it is queued (waiters on its leases read other fields).
+  sub->refs.store(spec.want_future ? 2 : 1, std::memory_order_relaxed);
   try {
     publish_leases(*sub);
   } catch (...) {
@@ -410,7 +424,6 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
     ctx.fail(r, r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver,
              std::string(spec.what) + " on stream " + std::to_string(s.id));
   }
-  sub->covered = cover;
   if (cover) {
     ++s.shared_run;
     bump(s.shared_events, 1);
@@ -423,10 +436,6 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
       sub->event = {};
     }
   }
-  sub->keep_alive = std::move(spec.keep_alive);
-  // The queue's reference and the future's. Nobody else counts references
-  // to it before it is queued (waiters on its leases read other fields).
-  sub->refs.store(spec.want_future ? 2 : 1, std::memory_order_relaxed);
   sub->phase.store(SubmissionPhase::enqueued, std::memory_order_release);
   s.enqueue_locked(sub);
 #ifdef TANDEM_RUNTIME_TRACE
