@@ -31,7 +31,7 @@ std::uint64_t next_id(IdKind kind) noexcept {
 AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::DevicePtr base_,
                                  std::uint64_t bytes_, Origin origin_, std::function<void()> owner,
                                  StreamAnchor* birth_, std::uint64_t birth_seq_)
-    : id(id_), ctx(&ctx_), base(base_), bytes(bytes_), birth(birth_), birth_seq(birth_seq_), origin(origin_),
+    : id(id_), ctx(&ctx_), birth(birth_), origin(origin_), base(base_), bytes(bytes_), birth_seq(birth_seq_),
       counts_(kView), owner_(std::move(owner)) {
   ctx_.add_ref();
   if (birth) birth->add_ref();

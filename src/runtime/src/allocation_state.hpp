@@ -34,7 +34,11 @@ enum class Origin : std::uint8_t {
   empty,    // zero bytes: no driver allocation, no driver free, ever
 };
 
-class AllocationState {
+// Cache-line aligned, with what every launch reads (the id it sorts by, the
+// context it checks, the birth stream, the lease tracker and its lock) in
+// the first line: the launch path's cost on the GPU is mostly the lines it
+// fetches after the driver's work evicted them (bench/README.md).
+class alignas(64) AllocationState {
  public:
   static constexpr std::uint64_t kView = 1;
   static constexpr std::uint64_t kGraph = std::uint64_t{1} << 24;
@@ -90,26 +94,25 @@ class AllocationState {
 
   const std::uint64_t id;
   ContextState* const ctx;  // strong reference, dropped after the memory is freed
-  const driver::DevicePtr base;
-  const std::uint64_t bytes;
   // Stream-ordered births (runtime allocations): the stream the allocation
   // was enqueued on, and where (stream_state.hpp, "untracked work"). Work on
   // another stream is ordered after that point before its first use there;
   // the free goes back on that stream. Null for foreign and empty ones,
   // which are ready on every stream.
   StreamAnchor* const birth;
-  const std::uint64_t birth_seq;
+  // The lease tracker: leases of pending submissions on this allocation.
+  SmallVector<Lease*, 2> leases TANDEM_GUARDED_BY(tracker_lock);
+  SpinLock tracker_lock;
   const Origin origin;
+
+  const driver::DevicePtr base;
+  const std::uint64_t bytes;
+  const std::uint64_t birth_seq;
   // Counted in the context's live/freed/quarantined allocations: it holds
   // device memory. An empty view holds none, whatever its origin: an adopted
   // zero-byte buffer still has its owner run and counted, but is not a live
   // allocation (scenario-format "live_allocations").
   bool holds_memory() const noexcept { return origin != Origin::empty && bytes != 0; }
-
-  // The lease tracker: leases of pending submissions on this allocation;
-  // next to the counters, which a submit and a retirement change with it.
-  SpinLock tracker_lock;
-  SmallVector<Lease*, 2> leases TANDEM_GUARDED_BY(tracker_lock);
 
  private:
   std::atomic<std::uint64_t> counts_;

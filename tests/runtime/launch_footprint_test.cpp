@@ -1,0 +1,105 @@
+// The launch path's footprint (bench/README.md, "cache lines per launch"): on
+// the GPU a tracked launch costs what it fetches after the driver's work
+// evicted it, so what every launch reads sits together, and what a backend
+// ignores is not built.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "allocation_state.hpp"
+#include "context_state.hpp"
+#include "runtime_test_support.hpp"
+#include "tandem/driver/forwarding_backend.hpp"
+
+namespace tandem::test {
+namespace {
+
+// Whether [field, field + size) lies in the cache line that starts `base`.
+template <class T, class F>
+bool in_first_line(const T& base, const F& field) {
+  const auto* b = reinterpret_cast<const char*>(&base);
+  const auto* f = reinterpret_cast<const char*>(&field);
+  return reinterpret_cast<std::uintptr_t>(b) % 64 == 0 && f >= b && f + sizeof(F) <= b + 64;
+}
+
+class LaunchFootprint : public RuntimeFixture {};
+
+TEST_F(LaunchFootprint, AnAllocationKeepsWhatEveryLaunchReadsInItsFirstCacheLine) {
+  Env e = env();
+  const View x = allocate(e.a, DType::u32, 64);
+  const detail::AllocationState& a = *x.allocation();
+  EXPECT_TRUE(in_first_line(a, a.id));
+  EXPECT_TRUE(in_first_line(a, a.ctx));
+  EXPECT_TRUE(in_first_line(a, a.birth));
+  EXPECT_TRUE(in_first_line(a, a.tracker_lock));
+  EXPECT_TRUE(in_first_line(a, a.leases));  // with its two inline entries
+}
+
+TEST_F(LaunchFootprint, AContextKeepsWhatEveryLaunchReadsInItsFirstCacheLine) {
+  Env e = env();
+  const detail::ContextState& c = *e.ctx.state();
+  EXPECT_TRUE(in_first_line(c, c.handle));
+  EXPECT_TRUE(in_first_line(c, c.policy));
+  EXPECT_TRUE(in_first_line(c, c.backend_reads_accesses));
+  EXPECT_TRUE(in_first_line(c, c.share_events));
+  EXPECT_TRUE(in_first_line(c, c.retire_latency));
+  // The reference count, which every handle copy changes, is not there.
+  EXPECT_FALSE(in_first_line(c, c.refs));
+}
+
+// Passes launches on to the simulator, saying whether it reads their
+// declared accesses, and counts the accesses it is handed.
+class AccessCountingBackend : public driver::ForwardingBackend {
+ public:
+  AccessCountingBackend(std::unique_ptr<driver::Backend> inner, bool reads)
+      : ForwardingBackend(std::move(inner)), reads_(reads) {}
+  [[nodiscard]] bool reads_declared_accesses() const noexcept override { return reads_; }
+  driver::Result launch(const driver::LaunchRequest& r) noexcept override {
+    launches.fetch_add(1);
+    declared.fetch_add(r.access_count);
+    if (r.access_count != 0 && r.accesses == nullptr) null_with_count.fetch_add(1);
+    return ForwardingBackend::launch(r);
+  }
+  std::atomic<int> launches{0};
+  std::atomic<int> declared{0};
+  std::atomic<int> null_with_count{0};
+
+ private:
+  const bool reads_;
+};
+
+void sum_twice_on(bool reads, int& launches, int& declared, int& null_with_count) {
+  auto owned = std::make_unique<AccessCountingBackend>(std::make_unique<driver::SimBackend>(), reads);
+  AccessCountingBackend& b = *owned;
+  const Platform p = Platform::with_backend(std::move(owned));
+  const Context ctx = Context::create(p.device(0));
+  const Stream s = Stream::create(ctx);
+  const View src = allocate(s, DType::u32, 64);
+  const View dst = allocate(s, DType::u32, 64);
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(sum(s, src, dst).wait(kPatience));
+  EXPECT_TRUE(p.wait_for_retirement(kPatience));
+  launches = b.launches.load();
+  declared = b.declared.load();
+  null_with_count = b.null_with_count.load();
+}
+
+TEST(LaunchFootprintAccesses, ABackendThatReadsDeclaredAccessesGetsEveryOne) {
+  int launches = 0, declared = 0, null_with_count = 0;
+  sum_twice_on(true, launches, declared, null_with_count);
+  EXPECT_EQ(launches, 2);
+  EXPECT_EQ(declared, 4);  // one read and one write view per launch
+  EXPECT_EQ(null_with_count, 0);
+}
+
+TEST(LaunchFootprintAccesses, ABackendThatIgnoresThemIsHandedNone) {
+  int launches = 0, declared = 0, null_with_count = 0;
+  sum_twice_on(false, launches, declared, null_with_count);
+  EXPECT_EQ(launches, 2);
+  EXPECT_EQ(declared, 0);
+  EXPECT_EQ(null_with_count, 0);
+}
+
+}  // namespace
+}  // namespace tandem::test
