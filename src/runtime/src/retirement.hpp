@@ -127,11 +127,13 @@ class Retirement {
   std::vector<Submission*> reuse_;       // settled, back to their stream's pool
   std::vector<Submission*> handed_off_;  // settled, still referred to by a future
 
-  std::atomic<bool> sleeping_{false};
+  // Read by every submit (notify_submit): on a line of its own, not beside
+  // the vectors above that each sweep rewrites.
+  alignas(64) std::atomic<bool> sleeping_{false};
   std::atomic<bool> dirty_{false};
   std::atomic<std::uint32_t> waiters_{0};
 
-  Mutex settled_mu_;
+  alignas(64) Mutex settled_mu_;
   std::condition_variable settled_cv_;
 
   static void at_exit() noexcept;

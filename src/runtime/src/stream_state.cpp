@@ -28,7 +28,8 @@ const std::uint32_t StreamState::kMaxFreeEvents =
 
 StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHandle handle_,
                          bool owned_)
-    : id(id_), ctx(&ctx_), handle(handle_), owned(owned_), anchor(new StreamAnchor) {
+    : id(id_), ctx(&ctx_), handle(handle_), owned(owned_), anchor(new StreamAnchor),
+      retirement(&Retirement::instance()) {
   ctx_.add_ref();
   Guard g(anchor->mu);
   anchor->stream = this;
@@ -38,7 +39,7 @@ StreamState* StreamState::create(ContextState& ctx, driver::StreamHandle handle,
   auto* s = new StreamState(next_id(IdKind::stream), ctx, handle, owned);
   ctx.add_stream(s);
   s->add_ref();  // the caller's; the first one belongs to retirement
-  Retirement::instance().add_stream(s);
+  s->retirement->add_stream(s);
   return s;
 }
 

@@ -37,6 +37,7 @@ namespace tandem::detail {
 
 struct ContextState;
 struct CaptureBuild;
+class Retirement;
 struct StreamState;
 
 // What an allocation keeps of the stream it was born on. The stream may be
@@ -202,6 +203,9 @@ struct StreamState {
   const driver::StreamHandle handle;
   const bool owned;
   StreamAnchor* const anchor;  // one reference, released by destroy()
+  // The process's retirement service (Retirement::instance()), which every
+  // submit notifies: here, on a line the submit path reads anyway.
+  Retirement* const retirement;
   // Mirrors `capture != nullptr` (written under `mu`) so that the submit
   // path needs the lock only while a capture may be running.
   std::atomic<bool> capturing{false};

@@ -459,8 +459,11 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
 }  // namespace
 
 Submission* submit(StreamState& s, SubmitSpec& spec) {
-  const bool always = true;
-  const NotifyRetirementIfQueued notify{always};  // after every lock is released, thrown or not
+  // After every lock is released, thrown or not.
+  struct Notify {
+    Retirement& r;
+    ~Notify() { r.notify_submit(); }
+  } const notify{*s.retirement};
   return submit_locked(s, spec);
 }
 
