@@ -10,6 +10,8 @@
 
 #include "allocation_state.hpp"
 #include "context_state.hpp"
+#include "stream_state.hpp"
+#include "submission.hpp"
 #include "runtime_test_support.hpp"
 #include "tandem/driver/forwarding_backend.hpp"
 
@@ -59,6 +61,30 @@ TEST_F(LaunchFootprint, AContextKeepsWhatEveryLaunchReadsInItsFirstCacheLine) {
   EXPECT_TRUE(in_first_line(c, c.retire_latency));
   // The reference count, which every handle copy changes, is not there.
   EXPECT_FALSE(in_first_line(c, c.refs));
+}
+
+// The submit path writes a record's references before its driver call. A
+// launch the driver refuses sends that record back to the pool, where a
+// marker (which has no future) reuses it as it is: it must hold the queue's
+// reference only, or retirement hands it to a future that never comes and
+// it leaks (LeakSanitizer found it with idle events capped at 4).
+TEST_F(LaunchFootprint, ARecordBackFromARefusedLaunchHoldsOnlyTheQueuesReference) {
+  Env e = env();
+  const View y = allocate(e.a, DType::u32, 64);
+  BufferParam<std::uint32_t> p = y.buffer_param<std::uint32_t>();
+  std::uint64_t zero = 0;
+  void* params[] = {&p, &zero, &zero};
+  const ViewAccess acc[] = {{&y, Access::write}};
+  const driver::LaunchDims zero_grid{.grid = {0, 1, 1}, .block = {}};
+  EXPECT_TANDEM_ERROR(ErrorCode::driver, launch(e.a, kHold, zero_grid, params, acc));
+  detail::StreamState& s = *e.a.state();
+  detail::Guard g(s.mu);
+  s.take_back_returned();
+  ASSERT_FALSE(s.free_records.empty());
+  detail::Submission* top = s.free_records.pop();
+  EXPECT_EQ(top->refs.load(), 1U);
+  EXPECT_FALSE(top->keep_alive);
+  ASSERT_TRUE(s.free_records.push(top));
 }
 
 // Passes launches on to the simulator, saying whether it reads their
