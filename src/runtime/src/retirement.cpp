@@ -73,10 +73,6 @@ void quarantine(Submission& sub) noexcept {
 
 }  // namespace
 
-NotifyRetirementIfQueued::~NotifyRetirementIfQueued() {
-  if (queued) Retirement::instance().notify_submit();
-}
-
 Retirement& Retirement::instance() {
   // Never destroyed: submissions may still retire while static destructors
   // run, and the thread must not touch a destroyed object.

@@ -40,10 +40,15 @@ class AllocationState;
 struct StreamState;
 struct Submission;
 
+class Retirement;
+
 // Wakes retirement on scope exit if `queued` was set meanwhile (a marker
-// queued under locks: notify only once they are released).
+// queued under locks: notify only once they are released). `service`: the
+// stream's (StreamState::retirement), which spares the submit path the
+// function-local static of Retirement::instance().
 struct NotifyRetirementIfQueued {
   const bool& queued;
+  Retirement* service = nullptr;
   ~NotifyRetirementIfQueued();
 };
 
@@ -143,5 +148,9 @@ class Retirement {
   std::thread::id thread_id_;
   std::thread thread_;
 };
+
+inline NotifyRetirementIfQueued::~NotifyRetirementIfQueued() {
+  if (queued) (service ? *service : Retirement::instance()).notify_submit();
+}
 
 }  // namespace tandem::detail

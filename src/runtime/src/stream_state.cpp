@@ -182,8 +182,9 @@ Submission* StreamState::take_submission() {
 
 void StreamState::recycle(Submission* s) noexcept {
   s->keep_alive.reset();
-  // A failed submit set the future's reference before its driver call; a
-  // pooled record holds only what a queued one would (markers rely on it).
+  // A failed submit set the future's reference before its driver call. A
+  // pooled record holds the queue's reference alone, as retirement pools
+  // them (a marker reuses one as it is).
   s->refs.store(1, std::memory_order_relaxed);
   s->state.store(SubmissionState::pending, std::memory_order_relaxed);
   if (Submission* surplus = reuse_settled(s)) delete surplus;
@@ -268,7 +269,6 @@ driver::EventHandle StreamState::queue_marker(bool& queued_marker) {
     e = {};
   }
   m->kind = SubmissionKind::marker;
-  m->refs.store(1, std::memory_order_relaxed);  // the queue's: a marker has no future
   m->submitted_ns = 0;
   m->covered = false;
   shared_run = 0;

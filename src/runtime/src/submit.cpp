@@ -459,11 +459,8 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
 }  // namespace
 
 Submission* submit(StreamState& s, SubmitSpec& spec) {
-  // After every lock is released, thrown or not.
-  struct Notify {
-    Retirement& r;
-    ~Notify() { r.notify_submit(); }
-  } const notify{*s.retirement};
+  const bool always = true;
+  const NotifyRetirementIfQueued notify{always, s.retirement};  // after every lock is released, thrown or not
   return submit_locked(s, spec);
 }
 
