@@ -7,6 +7,8 @@
 //   BM_RawLaunchThreadsLoaded/K / BM_TrackedLaunchThreadsLoaded/K
 //   BM_PairedLaunchThreadsLoaded/K   raw and tracked lane runs in alternation
 //                                    (paired.hpp); counter ratio
+//   BM_PairedSimtLaunchLoaded / BM_PairedTileLaunchLoaded   tracked launch
+//                                    loaded against empty, in alternation
 //   BM_LoadedHeap   host heap per live allocation and per in-flight submission
 //
 // Each checks afterwards that the load was still held; when it was not,
@@ -14,10 +16,12 @@
 // The measured streams are drained, untimed, every kDrainEvery launches
 // (below): the figures are launch costs, not the device's pace.
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "bench_env.hpp"
 #include "lanes.hpp"
@@ -138,6 +142,107 @@ void BM_PairedLaunchThreadsLoaded(benchmark::State& st) {
   });
 }
 
+// Launch segments in the empty and the loaded state, in alternation, so
+// that loaded against empty pairs figures taken moments apart (as
+// paired_bench.cpp does for raw against tracked: the VM's launch cost
+// drifts by up to a third within minutes, and two separate benchmarks
+// minutes apart flipped this ratio between 0.97 and 1.39). Each pair loads
+// the state with a short hold and takes it off again (loaded_state.hpp),
+// idle first when p is even, loaded first when odd. Inside each state, raw
+// and tracked segments alternate the same way, where the driver is reachable
+// (not on the host-only backend): the raw figures are the driver's own
+// share of the slow-down. Both states drain the measured stream, untimed,
+// every kDrainEvery launches, as the loaded benchmarks above do.
+//   counters: ratio (tracked loaded / tracked empty, median of the pairs),
+//   empty_ns, loaded_ns, raw_ratio, raw_empty_ns, raw_loaded_ns, pairs
+const std::int64_t kStatePairs = scaled(5);
+const std::int64_t kStateSegment = scaled(2000);
+// Covers arming (10,000 launches, a few tens of ms) and the loaded segments
+// (under 0.1 s on the H200); each pair then waits out what is left of it.
+constexpr std::chrono::milliseconds kPairHold{600};
+
+void paired_loaded(benchmark::State& st, KernelKind kind) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  const RawDriver* d = e->raw_why.empty() ? &e->raw : nullptr;
+  guarded(st, [&] {
+    PreparedLaunch k(*e, e->stream, kind);
+    LoadedState& load = LoadedState::empty(*e);
+    double longest_drain_ms = 0;
+    auto segment = [&](auto launch) {
+      double ns = 0;
+      for (std::int64_t done = 0; done < kStateSegment;) {
+        const std::int64_t n = std::min(kDrainEvery, kStateSegment - done);
+        const auto t0 = Clock::now();
+        for (std::int64_t i = 0; i < n; ++i) launch();
+        const auto t1 = Clock::now();
+        e->stream.synchronize();
+        ns += std::chrono::duration<double, std::nano>(t1 - t0).count();
+        longest_drain_ms = std::max(longest_drain_ms, std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
+        done += n;
+      }
+      return ns / static_cast<double>(kStateSegment);
+    };
+    // {raw, tracked} ns per launch in the present state; raw 0 without a driver.
+    auto measure = [&](std::int64_t p) {
+      const auto pause = [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); };
+      const auto tracked = [&] { return segment([&] { (void)k.tracked(); }); };
+      if (d == nullptr) {
+        pause();
+        return std::pair{0.0, tracked()};
+      }
+      return run_pair(pause, p, [&] { return segment([&] { k.raw(*d); }); }, tracked);
+    };
+    std::vector<double> ratios, raw_ratios, empty_ns, loaded_ns, raw_empty_ns, raw_loaded_ns;
+    double seconds = 0;
+    for (auto _ : st) {
+      for (std::int64_t p = 0; p < kStatePairs; ++p) {
+        const auto [empty, loaded] = run_pair(
+            [] {}, p,
+            [&] {
+              load.unload();
+              return measure(p);
+            },
+            [&] {
+              load.load(kPairHold);
+              const std::size_t at_start = load.in_flight();
+              const auto f = measure(p);
+              load.check_held(st, at_start);
+              return f;
+            });
+        ratios.push_back(loaded.second / empty.second);
+        empty_ns.push_back(empty.second);
+        loaded_ns.push_back(loaded.second);
+        if (d != nullptr) {
+          raw_ratios.push_back(loaded.first / empty.first);
+          raw_empty_ns.push_back(empty.first);
+          raw_loaded_ns.push_back(loaded.first);
+        }
+        seconds += (empty.first + empty.second + loaded.first + loaded.second) * static_cast<double>(kStateSegment) * 1e-9;
+      }
+      st.SetIterationTime(seconds);
+    }
+    load.unload();
+    st.counters["ratio"] = median(ratios);
+    st.counters["empty_ns"] = median(empty_ns);
+    st.counters["loaded_ns"] = median(loaded_ns);
+    if (d != nullptr) {
+      st.counters["raw_ratio"] = median(raw_ratios);
+      st.counters["raw_empty_ns"] = median(raw_empty_ns);
+      st.counters["raw_loaded_ns"] = median(raw_loaded_ns);
+    }
+    st.counters["pairs"] = static_cast<double>(ratios.size());
+    st.counters["drain_ms"] = longest_drain_ms;
+    if (longest_drain_ms > kMaxDrainMs) {
+      throw std::runtime_error("the measured stream waited " + std::to_string(longest_drain_ms) +
+                               " ms behind the held work: not a figure of launch cost");
+    }
+  });
+}
+
+void BM_PairedSimtLaunchLoaded(benchmark::State& st) { paired_loaded(st, KernelKind::simt_copy); }
+void BM_PairedTileLaunchLoaded(benchmark::State& st) { paired_loaded(st, KernelKind::tile_copy); }
+
 void BM_LoadedHeap(benchmark::State& st) {
   Env* e = Env::get(st);
   if (e == nullptr) return;
@@ -166,6 +271,10 @@ void register_loaded_benchmarks() {
       ->Range(1, kMaxLanes)
       ->Iterations(1)
       ->UseManualTime();
+  for (auto [name, fn] : {std::pair{"BM_PairedSimtLaunchLoaded", &BM_PairedSimtLaunchLoaded},
+                          std::pair{"BM_PairedTileLaunchLoaded", &BM_PairedTileLaunchLoaded}}) {
+    benchmark::RegisterBenchmark(name, fn)->Iterations(1)->UseManualTime();
+  }
   benchmark::RegisterBenchmark("BM_LoadedHeap", BM_LoadedHeap)->Iterations(1)->Repetitions(1)->UseManualTime();
 }
 

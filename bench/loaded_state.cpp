@@ -56,8 +56,8 @@ std::unique_ptr<LoadedState>& slot() {
 
 }  // namespace
 
-LoadedState& LoadedState::ready(Env& e, std::chrono::milliseconds need) {
-  static std::string failure;  // building it failed once: every loaded benchmark says why, at once
+LoadedState& LoadedState::empty(Env& e) {
+  static std::string failure;  // building it failed once: every benchmark that needs it says why, at once
   if (!failure.empty()) throw std::runtime_error(failure);
   if (!slot()) {
     try {
@@ -67,10 +67,24 @@ LoadedState& LoadedState::ready(Env& e, std::chrono::milliseconds need) {
       throw std::runtime_error(failure);
     }
     at_teardown([] { slot().reset(); });
-  } else if (Clock::now() + need > slot()->hold_until_) {
-    slot()->arm();
   }
+  if (slot()->loaded()) slot()->unload();
   return *slot();
+}
+
+LoadedState& LoadedState::ready(Env& e, std::chrono::milliseconds need) {
+  static std::string failure;  // loading failed once: every loaded benchmark says why, at once
+  if (!failure.empty()) throw std::runtime_error(failure);
+  LoadedState& s = slot() ? *slot() : empty(e);
+  if (!s.loaded() || Clock::now() + need > s.hold_until_) {
+    try {
+      s.load(kHold);
+    } catch (const std::exception& ex) {
+      failure = std::string("the loaded state: ") + ex.what();
+      throw std::runtime_error(failure);
+    }
+  }
+  return s;
 }
 
 LoadedState::LoadedState(Env& e) : e_(e) {
@@ -82,12 +96,30 @@ LoadedState::LoadedState(Env& e) : e_(e) {
   live_.reserve(kLiveAllocations);
   flight_.reserve(kInFlight);
   e.drain();
-  const double h0 = heap_bytes();
-  for (std::size_t i = 0; i < kLiveAllocations; ++i) live_.push_back(tandem::allocate(e.stream, tandem::DType::f32, 1));
-  e.drain();  // every birth retired: the holders' launches need no stream waits
-  heap_per_allocation_ = (heap_bytes() - h0) / static_cast<double>(kLiveAllocations);
   warm_kernels();
-  arm();
+}
+
+void LoadedState::load(std::chrono::milliseconds hold) {
+  if (!loaded()) {
+    e_.drain();
+    const bool first = heap_per_allocation_ == 0;
+    const double h0 = heap_bytes();
+    for (std::size_t i = 0; i < kLiveAllocations; ++i) {
+      live_.push_back(tandem::allocate(e_.stream, tandem::DType::f32, 1));
+    }
+    // Every birth done: the holders' launches need no stream waits.
+    e_.drain();
+    if (first) heap_per_allocation_ = (heap_bytes() - h0) / static_cast<double>(kLiveAllocations);
+  }
+  arm(hold);
+}
+
+void LoadedState::unload() {
+  for (const tandem::Stream& h : holders_) h.synchronize();  // the hold is over (a device wait)
+  flight_.clear();
+  live_.clear();
+  hold_until_ = {};
+  e_.drain();  // retired, and the allocations freed
 }
 
 LoadedState::~LoadedState() {
@@ -106,19 +138,21 @@ LoadedState::~LoadedState() {
 // benchmarks, where nothing had launched a copy before). Both kernels run
 // once here, on an idle device.
 void LoadedState::warm_kernels() {
+  const tandem::View a = tandem::allocate(holders_.front(), tandem::DType::f32, 1);
+  const tandem::View b = tandem::allocate(holders_.front(), tandem::DType::f32, 1);
   (void)launch_spin(holders_.front(), holder_bytes_.front(), 0);
-  (void)launch_copy(holders_.front(), live_[0], live_[1]);
+  (void)launch_copy(holders_.front(), a, b);
   holders_.front().synchronize();
 }
 
-void LoadedState::arm() {
+void LoadedState::arm(std::chrono::milliseconds hold) {
   for (const tandem::Stream& h : holders_) h.synchronize();  // the last hold is over (a device wait)
   flight_.clear();  // their retirement is the runtime's business now
 
   const bool first = heap_per_submission_ == 0;
   const double h0 = heap_bytes();
   const auto t0 = Clock::now();
-  const auto hold_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(kHold).count());
+  const auto hold_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(hold).count());
   for (std::size_t i = 0; i < holders_.size(); ++i) (void)launch_spin(holders_[i], holder_bytes_[i], hold_ns);
   const std::size_t per_stream = kInFlight / holders_.size();
   std::optional<std::size_t> blocked_at;  // the first launch that waited for the device
@@ -130,8 +164,8 @@ void LoadedState::arm() {
   }
   const auto armed = Clock::now() - t0;
   if (first) heap_per_submission_ = (heap_bytes() - h0) / static_cast<double>(kInFlight);
-  hold_until_ = t0 + kHold;
-  if (armed > kHold / 2 || blocked_at) {
+  hold_until_ = t0 + hold;
+  if (armed > hold / 2 || blocked_at) {
     throw std::runtime_error(
         "queueing the " + std::to_string(kInFlight) + " held submissions took " +
         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(armed).count()) +

@@ -15,6 +15,13 @@
 // benchmark needs; arming that blocks (a queue full after all) fails with
 // the count at which it blocked.
 //
+// The load can also be taken off and put back (unload(), load()), so that
+// one benchmark alternates segments in the empty and the loaded state
+// (BM_PairedSimtLaunchLoaded). Empty means no loaded allocation live and
+// nothing held in flight; the holder streams stay, idle, with their 256-byte
+// spin allocations: making streams anew would map them onto other hardware
+// queues, one of them perhaps a measured stream's.
+//
 // A loaded benchmark checks the state after its measurement: if the held
 // submissions retired meanwhile, the figure was not taken under load and
 // the benchmark fails instead of reporting it.
@@ -38,9 +45,21 @@ class LoadedState {
   static constexpr int kHolderStreams = 20;
   static constexpr std::chrono::milliseconds kHold{3000};
 
-  // The state, armed with at least `need` of hold left. Throws when it
-  // cannot be built or held (the caller's benchmark fails with the reason).
+  // The state, loaded and armed with at least `need` of hold left. Throws
+  // when it cannot be built or held (the caller's benchmark fails with the
+  // reason).
   static LoadedState& ready(Env& e, std::chrono::milliseconds need);
+  // The state with its load taken off (unload()): holders made, nothing
+  // loaded. Waits out a hold in progress.
+  static LoadedState& empty(Env& e);
+
+  // Allocates the live allocations and arms a hold of `hold`; a loaded state
+  // is re-armed. Throws as ready() does.
+  void load(std::chrono::milliseconds hold);
+  // Waits for the hold to end on the device, drops the held submissions and
+  // the live allocations and waits until the context has retired them.
+  void unload();
+  [[nodiscard]] bool loaded() const { return !live_.empty(); }
 
   // Held submissions not yet retired (status loads, lock-free).
   [[nodiscard]] std::size_t in_flight() const;
@@ -61,7 +80,7 @@ class LoadedState {
 
  private:
   void warm_kernels();
-  void arm();
+  void arm(std::chrono::milliseconds hold);
 
   Env& e_;
   std::vector<tandem::Stream> holders_;

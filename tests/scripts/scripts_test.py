@@ -168,27 +168,58 @@ class BenchReportTest(TempDir):
         self.assertIn("| SIMT launch, 1 read + 1 write view, future dropped (paired) |", md)
         self.assertEqual(doc["leaks"], [])
 
+    @staticmethod
+    def runs(name, times, iterations=20000, **counters):
+        """Google Benchmark iteration entries of `name`, one per time; each counter is a list, one per run."""
+        suffix = f"iterations:{iterations}/" + ("manual_time" if iterations == 1 else "real_time")
+        return [dict({"name": f"{name}/{suffix}", "run_name": f"{name}/{suffix}", "run_type": "iteration",
+                      "repetitions": len(times), "repetition_index": i, "threads": 1, "iterations": iterations,
+                      "real_time": t, "cpu_time": t, "time_unit": "ns"},
+                     **{k: v[i] for k, v in counters.items()})
+                for i, t in enumerate(times)]
+
+    def write_bench(self, name, backend, entries):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"context": {"tandem_backend": backend}, "benchmarks": entries}, f)
+        return path
+
     def test_host_bench_figures_join_under_their_prefix(self):
-        # The host-only run's loaded/idle pair becomes the own-path rows;
-        # the GPU run's figures of the same names stay as they were.
-        def runs(name, times):
-            return [{"name": f"{name}/iterations:20000/real_time", "run_name": f"{name}/iterations:20000/real_time",
-                     "run_type": "iteration", "repetitions": len(times), "repetition_index": i, "threads": 1,
-                     "iterations": 20000, "real_time": t, "cpu_time": t, "time_unit": "ns"}
-                    for i, t in enumerate(times)]
-        host = os.path.join(self.tmp.name, "host.json")
-        with open(host, "w", encoding="utf-8") as f:
-            json.dump({"context": {"tandem_backend": "host"},
-                       "benchmarks": runs("BM_TrackedSimtLaunch", [200, 210, 190]) +
-                       runs("BM_TrackedSimtLaunchLoaded", [230, 220, 250])}, f)
+        # The host-only run's paired loaded/empty benchmark becomes the
+        # own-path rows; the GPU run's figures of the same names stay as they were.
+        host = self.write_bench("host.json", "host", self.runs(
+            "BM_PairedSimtLaunchLoaded", [1e6, 1e6, 1e6], 1, ratio=[1.1, 1.2, 1.15],
+            empty_ns=[200, 210, 190], loaded_ns=[230, 250, 220]))
         doc, md, _ = self.report(fixture("gbench_base.json"), "--host-bench", host)
         own = doc["ratios"]["own_loaded_vs_empty_simt"]
-        self.assertAlmostEqual(own["value"], 230 / 200)
+        self.assertAlmostEqual(own["value"], 1.15)
+        self.assertEqual(own["raw_value"], 200)
         self.assertEqual(own["status"], "info")
         self.assertEqual(doc["ratios"]["own_loaded_vs_empty_tile"]["value"], None)
         self.assertAlmostEqual(doc["ratios"]["launch_simt"]["value"], 4300 / 4000)  # the GPU run's, not the host's
         self.assertEqual(doc["sources"]["host_benchmarks"], "host.json")
-        self.assertIn("host-only backend: SIMT launch, loaded vs idle", md)
+        self.assertIn("host-only backend: SIMT launch, loaded vs empty (paired)", md)
+
+    def test_loaded_against_empty_is_judged_by_its_paired_benchmark(self):
+        # The separate benchmarks disagree (1.5x) with the pairs (1.1x): the
+        # pairs are judged, the separate medians only shown.
+        bench = self.write_bench("gpu.json", "cuda", self.runs(
+            "BM_PairedSimtLaunchLoaded", [1e6, 1e6, 1e6], 1, ratio=[1.1, 1.3, 1.05], empty_ns=[4000, 4100, 3900],
+            loaded_ns=[4400, 5300, 4100], raw_ratio=[1.02, 1.2, 0.99], raw_empty_ns=[3500] * 3,
+            raw_loaded_ns=[3600] * 3) + self.runs(
+            "BM_PairedTileLaunchLoaded", [1e6, 1e6, 1e6], 1, ratio=[1.25, 1.3, 1.21], empty_ns=[4000] * 3,
+            loaded_ns=[5000] * 3) + self.runs(
+            "BM_TrackedSimtLaunchLoaded", [6000, 6000, 6000]) + self.runs("BM_TrackedSimtLaunch", [4000, 4000, 4000]))
+        doc, _, _ = self.report(bench)
+        simt, tile = doc["ratios"]["loaded_vs_empty_simt"], doc["ratios"]["loaded_vs_empty_tile"]
+        self.assertAlmostEqual(simt["value"], 1.1)
+        self.assertEqual((simt["raw_value"], simt["tracked_value"]), (4000, 4400))
+        self.assertEqual(simt["status"], "pass")
+        self.assertEqual(tile["status"], "miss")  # 1.25 > 1.2
+        self.assertAlmostEqual(doc["ratios"]["raw_loaded_vs_empty"]["value"], 1.02)
+        separate = doc["ratios"]["loaded_vs_empty_simt_separate"]
+        self.assertAlmostEqual(separate["value"], 1.5)
+        self.assertEqual(separate["status"], "info")
 
     def test_identical_bench_json_compares_clean_and_a_leak_shows(self):
         _, _, out = self.report(fixture("gbench_base.json"))
