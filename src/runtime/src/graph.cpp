@@ -93,6 +93,8 @@ Graph Graph::end_capture(StreamRef stream) {
     build->release();
     s.ctx->fail(r, ErrorCode::driver, "ending graph capture on stream " + std::to_string(s.id));
   }
+  // Once, so that every replay submits them as they are (no copy to sort).
+  detail::sort_accesses(build->accesses.data(), static_cast<std::uint32_t>(build->accesses.size()));
   return Graph(std::make_shared<detail::GraphState>(*s.ctx, handle, std::move(*build)));
 }
 
@@ -119,7 +121,7 @@ LaunchFuture Graph::replay(StreamRef stream) const {
                                                 std::to_string(s_->ctx->id) + " replayed on stream " +
                                                 std::to_string(s.id) + " of context " + std::to_string(s.ctx->id));
   }
-  std::vector<detail::AccessRequest> accesses = s_->build.accesses;
+  std::vector<detail::AccessRequest>& accesses = s_->build.accesses;  // sorted at end_capture, never written
   driver::Backend& b = s.ctx->backend();
   const driver::GraphHandle h = s_->handle;
   auto enqueue = [&](driver::StreamHandle stream_handle) { return b.graph_launch(s.ctx->handle, h, stream_handle); };
@@ -129,6 +131,7 @@ LaunchFuture Graph::replay(StreamRef stream) const {
                           enqueue,
                           "graph replay",
                           s_,  // the replay keeps the graph (and its references) alive
+                          true,
                           true};
   return LaunchFuture(detail::submit(s, spec));
 }

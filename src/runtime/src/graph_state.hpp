@@ -14,7 +14,7 @@ struct ContextState;
 
 // What a stream records while it captures (guarded by the stream's lock).
 struct CaptureBuild {
-  std::vector<AccessRequest> accesses;      // every access, with its mode
+  std::vector<AccessRequest> accesses;      // every access, with its mode; sorted once captured
   std::vector<AllocationState*> referenced;  // distinct; one graph reference each
   std::vector<std::shared_ptr<void>> keep_alive;  // host memory captured uploads read
 

@@ -66,20 +66,6 @@ class TANDEM_SCOPED_CAPABILITY StreamLock {
   bool held_ = true;
 };
 
-void sort_accesses(AccessRequest* a, std::uint32_t n) noexcept {
-  // Insertion sort: launches touch a handful of views.
-  for (std::uint32_t i = 1; i < n; ++i) {
-    AccessRequest x = a[i];
-    std::uint32_t j = i;
-    for (; j > 0 && (a[j - 1].alloc->id > x.alloc->id ||
-                     (a[j - 1].alloc->id == x.alloc->id && a[j - 1].offset > x.offset));
-         --j) {
-      a[j] = a[j - 1];
-    }
-    a[j] = x;
-  }
-}
-
 bool overlaps(const AccessRequest& r, const Lease& l) noexcept {
   return r.offset < l.offset + l.bytes && l.offset < r.offset + r.bytes;
 }
@@ -333,7 +319,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   const std::uint64_t submitted_ns = ctx.retire_latency ? Submission::now_ns() : 0;
   AccessRequest* a = spec.accesses;
   const std::uint32_t n = spec.access_count;
-  sort_accesses(a, n);
+  if (!spec.sorted) sort_accesses(a, n);
   order_after_births(s, a, n, spec.what);
 
   TrackerLocks trackers(a, n);
@@ -457,6 +443,23 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
 }
 
 }  // namespace
+
+void sort_accesses(AccessRequest* a, std::uint32_t n) noexcept {
+  const auto before = [](const AccessRequest& x, const AccessRequest& y) {
+    return x.alloc->id < y.alloc->id || (x.alloc->id == y.alloc->id && x.offset < y.offset);
+  };
+  if (n > 16) {  // a graph's many, once at the end of its capture
+    std::sort(a, a + n, before);
+    return;
+  }
+  // Insertion sort: launches touch a handful of views.
+  for (std::uint32_t i = 1; i < n; ++i) {
+    AccessRequest x = a[i];
+    std::uint32_t j = i;
+    for (; j > 0 && before(x, a[j - 1]); --j) a[j] = a[j - 1];
+    a[j] = x;
+  }
+}
 
 Submission* submit(StreamState& s, SubmitSpec& spec) {
   const bool always = true;

@@ -22,7 +22,7 @@ struct AccessRequest {
 
 struct SubmitSpec {
   SubmissionKind kind = SubmissionKind::kernel;
-  AccessRequest* accesses = nullptr;  // reordered in place
+  AccessRequest* accesses = nullptr;  // sorted in place (sort_accesses), unless `sorted`
   std::uint32_t access_count = 0;
   // The driver call that enqueues the work on the given stream; runs with
   // the stream locked (the allocations' trackers are not).
@@ -30,7 +30,13 @@ struct SubmitSpec {
   const char* what = "";                // for error messages
   std::shared_ptr<void> keep_alive;     // held until retired
   bool want_future = true;
+  // The accesses are in sort_accesses order already, and are not written:
+  // a graph sorts its own once, and its replays share them.
+  bool sorted = false;
 };
+
+// The order submit() takes tracker locks in: by allocation id, then offset.
+void sort_accesses(AccessRequest* a, std::uint32_t n) noexcept;
 
 // Checks conflicts, orders or rejects, enqueues, records the completion
 // event and queues the submission with its leases. Returns the submission
