@@ -11,6 +11,13 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+void TimePairs::report(benchmark::State& st, const char* raw_name, const char* tracked_name) const {
+  st.counters["ratio"] = median(ratios_);
+  st.counters[raw_name] = median(raws_);
+  st.counters[tracked_name] = median(trackeds_);
+  st.counters["pairs"] = static_cast<double>(ratios_.size());
+}
+
 void LanePairs::add(const LaneRun& raw, const LaneRun& tracked) {
   if (!raw.error.empty()) throw std::runtime_error(raw.error);
   if (!tracked.error.empty()) throw std::runtime_error(tracked.error);

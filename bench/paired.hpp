@@ -33,6 +33,22 @@ auto run_pair(Settle settle, std::int64_t p, Raw raw, Tracked tracked) {
   return std::pair{r, t};
 }
 
+// Pairs of figures where lower is better (ns or us per operation): counters
+// ratio (median of tracked / raw), <raw_name> and <tracked_name> (the
+// medians of each), pairs.
+class TimePairs {
+ public:
+  void add(double raw, double tracked) {
+    ratios_.push_back(tracked / raw);
+    raws_.push_back(raw);
+    trackeds_.push_back(tracked);
+  }
+  void report(benchmark::State& st, const char* raw_name, const char* tracked_name) const;
+
+ private:
+  std::vector<double> ratios_, raws_, trackeds_;
+};
+
 // Pairs of K-thread lane runs: counters ratio (median of tracked / raw
 // launches/s), the raw and tracked medians, pairs, threads, and the lanes'
 // spreads (lanes.hpp).

@@ -160,8 +160,11 @@ class BenchReportTest(TempDir):
         self.assertEqual(paired["tracked_value"], 4200)
         self.assertEqual(paired["status"], "pass")  # <= 1.10
         self.assertEqual(doc["ratios"]["launch_tile_paired"]["status"], "absent")
-        rt = doc["ratios"]["round_trip_p50"]
+        rt = doc["ratios"]["round_trip_p50_separate"]
         self.assertAlmostEqual(rt["value"], 14.0 / 8.8)
+        self.assertEqual(rt["status"], "info")  # judged on BM_PairedRoundTrip, absent from this fixture
+        self.assertEqual(doc["ratios"]["round_trip_p50"]["status"], "absent")
+        self.assertEqual(doc["ratios"]["alloc_free"]["status"], "absent")
         self.assertEqual(doc["absolute"]["round_trip_p99_us"]["value"], 22.0)
         self.assertEqual(doc["ratios"]["threads_4_paired"]["status"], "absent")  # no paired threads figure
         self.assertEqual(doc["absolute"]["per_lease_bytes"]["status"], "absent")
@@ -220,6 +223,21 @@ class BenchReportTest(TempDir):
         separate = doc["ratios"]["loaded_vs_empty_simt_separate"]
         self.assertAlmostEqual(separate["value"], 1.5)
         self.assertEqual(separate["status"], "info")
+
+    def test_round_trip_and_allocation_are_judged_by_their_paired_benchmarks(self):
+        bench = self.write_bench("gpu.json", "cuda", self.runs(
+            "BM_PairedRoundTrip", [1e6, 1e6, 1e6], 1, ratio=[1.6, 2.2, 1.7], raw_p50_us=[10, 11, 9],
+            tracked_p50_us=[16, 24, 15]) + self.runs(
+            "BM_PairedAllocFree", [1e6, 1e6, 1e6], 1, ratio=[1.3, 1.26, 1.28], raw_ns=[650] * 3,
+            tracked_ns=[830] * 3))
+        doc, md, _ = self.report(bench)
+        rt, alloc = doc["ratios"]["round_trip_p50"], doc["ratios"]["alloc_free"]
+        self.assertAlmostEqual(rt["value"], 1.7)
+        self.assertEqual((rt["raw_value"], rt["tracked_value"]), (10, 16))
+        self.assertEqual(rt["status"], "pass")
+        self.assertAlmostEqual(alloc["value"], 1.28)
+        self.assertEqual(alloc["status"], "miss")  # > 1.25
+        self.assertIn("allocate + free, 1 MiB, vs cuMemAllocAsync + cuMemFreeAsync (paired)", md)
 
     def test_identical_bench_json_compares_clean_and_a_leak_shows(self):
         _, _, out = self.report(fixture("gbench_base.json"))
