@@ -8,6 +8,7 @@
 //   BM_PairedRoundTrip   the two above as segments in alternation
 //                        (paired.hpp): counters ratio, raw_p50_us,
 //                        tracked_p50_us
+//   BM_RoundTripPhases   diagnostic: the tracked round trip's phases
 //   BM_DropInFlight      dropping the last view of a buffer a running kernel
 //                        uses: the calling thread's time (the free happens
 //                        later, on the retirement thread)
@@ -71,16 +72,45 @@ class TrackedRoundTrip {
     frees_ = e_.ctx.stats().frees_total;
   }
   double run_us() {
+    const auto t0 = Clock::now();
+    (void)launch();
+    { tandem::View gone = std::move(dst_); }
+    wait_freed();
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  }
+
+  // The same with the future kept, to time its phases (us from the call):
+  // the launch call's return, the future done (retired), the memory freed.
+  struct Phases {
+    double launched, retired, freed;
+  };
+  Phases run_phases() {
+    const auto t0 = Clock::now();
+    const tandem::LaunchFuture f = launch();
+    const auto t1 = Clock::now();
+    { tandem::View gone = std::move(dst_); }
+    while (!f.done()) {
+    }
+    const auto t2 = Clock::now();
+    wait_freed();
+    const auto t3 = Clock::now();
+    const auto us = [&](Clock::time_point t) { return std::chrono::duration<double, std::micro>(t - t0).count(); };
+    return {us(t1), us(t2), us(t3)};
+  }
+
+ private:
+  tandem::LaunchFuture launch() {
     auto pd = dst_.buffer_param<float>();
     void* params[] = {&ps_, &pd};
     const tandem::ViewAccess acc[] = {{&src_, tandem::Access::read}, {&dst_, tandem::Access::write}};
-    const auto t0 = Clock::now();
-    (void)tandem::launch(e_.stream, *k_.entry().symbol, k_.dims(), params, acc);
-    { tandem::View gone = std::move(dst_); }
+    return tandem::launch(e_.stream, *k_.entry().symbol, k_.dims(), params, acc);
+  }
+  void wait_freed() const {
     while (e_.ctx.stats().frees_total == frees_) {  // lock-free counter: the free has reached the driver
     }
-    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
   }
+
+ public:
 
  private:
   const Env& e_;
@@ -120,6 +150,33 @@ void BM_TrackedRoundTrip(benchmark::State& st) {
       us.add(trip.run_us());
     }
     us.report(st, "us");
+    leaks.report(st);
+  });
+}
+
+// Diagnostic (no target): where a tracked round trip's time goes. Counters
+// p50 of launched_us (the launch call returned), retired_us (its future
+// done) and freed_us (the memory freed), each from the call.
+void BM_RoundTripPhases(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  guarded(st, [&] {
+    const PreparedLaunch k(*e, e->stream, KernelKind::simt_copy);
+    TrackedRoundTrip trip(*e, k);
+    const LeakWatch leaks(*e);
+    std::vector<double> launched, retired, freed;
+    for (auto _ : st) {
+      st.PauseTiming();
+      trip.prepare();
+      st.ResumeTiming();
+      const TrackedRoundTrip::Phases p = trip.run_phases();
+      launched.push_back(p.launched);
+      retired.push_back(p.retired);
+      freed.push_back(p.freed);
+    }
+    st.counters["launched_us"] = median(launched);
+    st.counters["retired_us"] = median(retired);
+    st.counters["freed_us"] = median(freed);
     leaks.report(st);
   });
 }
@@ -204,6 +261,7 @@ void register_retirement_benchmarks() {
   benchmark::RegisterBenchmark("BM_RawRoundTrip", BM_RawRoundTrip)->Iterations(kRoundTrips)->UseRealTime();
   benchmark::RegisterBenchmark("BM_TrackedRoundTrip", BM_TrackedRoundTrip)->Iterations(kRoundTrips)->UseRealTime();
   benchmark::RegisterBenchmark("BM_PairedRoundTrip", BM_PairedRoundTrip)->Iterations(1)->UseManualTime();
+  benchmark::RegisterBenchmark("BM_RoundTripPhases", BM_RoundTripPhases)->Iterations(kRoundTrips)->UseRealTime();
   benchmark::RegisterBenchmark("BM_DropInFlight", BM_DropInFlight)->Iterations(kDrops)->UseRealTime();
 }
 
