@@ -193,7 +193,7 @@ void paired_loaded(benchmark::State& st, KernelKind kind) {
       }
       return run_pair(pause, p, [&] { return segment([&] { k.raw(*d); }); }, tracked);
     };
-    std::vector<double> ratios, raw_ratios, empty_ns, loaded_ns, raw_empty_ns, raw_loaded_ns;
+    TimePairs tracked_pairs, raw_pairs;  // empty against loaded
     double seconds = 0;
     for (auto _ : st) {
       for (std::int64_t p = 0; p < kStatePairs; ++p) {
@@ -210,28 +210,15 @@ void paired_loaded(benchmark::State& st, KernelKind kind) {
               load.check_held(st, at_start);
               return f;
             });
-        ratios.push_back(loaded.second / empty.second);
-        empty_ns.push_back(empty.second);
-        loaded_ns.push_back(loaded.second);
-        if (d != nullptr) {
-          raw_ratios.push_back(loaded.first / empty.first);
-          raw_empty_ns.push_back(empty.first);
-          raw_loaded_ns.push_back(loaded.first);
-        }
+        tracked_pairs.add(empty.second, loaded.second);
+        if (d != nullptr) raw_pairs.add(empty.first, loaded.first);
         seconds += (empty.first + empty.second + loaded.first + loaded.second) * static_cast<double>(kStateSegment) * 1e-9;
       }
       st.SetIterationTime(seconds);
     }
     load.unload();
-    st.counters["ratio"] = median(ratios);
-    st.counters["empty_ns"] = median(empty_ns);
-    st.counters["loaded_ns"] = median(loaded_ns);
-    if (d != nullptr) {
-      st.counters["raw_ratio"] = median(raw_ratios);
-      st.counters["raw_empty_ns"] = median(raw_empty_ns);
-      st.counters["raw_loaded_ns"] = median(raw_loaded_ns);
-    }
-    st.counters["pairs"] = static_cast<double>(ratios.size());
+    if (d != nullptr) raw_pairs.report(st, "raw_empty_ns", "raw_loaded_ns", "raw_ratio");
+    tracked_pairs.report(st, "empty_ns", "loaded_ns");
     st.counters["drain_ms"] = longest_drain_ms;
     if (longest_drain_ms > kMaxDrainMs) {
       throw std::runtime_error("the measured stream waited " + std::to_string(longest_drain_ms) +

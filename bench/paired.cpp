@@ -11,8 +11,9 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void TimePairs::report(benchmark::State& st, const char* raw_name, const char* tracked_name) const {
-  st.counters["ratio"] = median(ratios_);
+void TimePairs::report(benchmark::State& st, const char* raw_name, const char* tracked_name,
+                       const char* ratio_name) const {
+  st.counters[ratio_name] = median(ratios_);
   st.counters[raw_name] = median(raws_);
   st.counters[tracked_name] = median(trackeds_);
   st.counters["pairs"] = static_cast<double>(ratios_.size());

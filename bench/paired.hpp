@@ -34,7 +34,7 @@ auto run_pair(Settle settle, std::int64_t p, Raw raw, Tracked tracked) {
 }
 
 // Pairs of figures where lower is better (ns or us per operation): counters
-// ratio (median of tracked / raw), <raw_name> and <tracked_name> (the
+// <ratio_name> (median of tracked / raw), <raw_name> and <tracked_name> (the
 // medians of each), pairs.
 class TimePairs {
  public:
@@ -43,7 +43,9 @@ class TimePairs {
     raws_.push_back(raw);
     trackeds_.push_back(tracked);
   }
-  void report(benchmark::State& st, const char* raw_name, const char* tracked_name) const;
+  void report(benchmark::State& st, const char* raw_name, const char* tracked_name,
+              const char* ratio_name = "ratio") const;
+  [[nodiscard]] std::size_t size() const { return ratios_.size(); }
 
  private:
   std::vector<double> ratios_, raws_, trackeds_;

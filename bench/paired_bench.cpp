@@ -119,27 +119,22 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
       tracked_total_ns += ns * static_cast<double>(kSegment);
       return ns;
     };
-    std::vector<double> ratios, raws, trackeds;
+    TimePairs pairs;
     double total = 0;
     for (auto _ : st) {
       for (std::int64_t p = 0; p < kPairs; ++p) {
         const auto [raw, tracked] = run_pair([&] { settle(*e); }, p, raw_segment, tracked_segment);
-        ratios.push_back(tracked / raw);
-        raws.push_back(raw);
-        trackeds.push_back(tracked);
+        pairs.add(raw, tracked);
         total += (raw + tracked) * static_cast<double>(kSegment) * 1e-9;
       }
       st.SetIterationTime(total);
     }
     settle(*e);
-    st.counters["ratio"] = median(ratios);
-    st.counters["raw_ns"] = median(raws);
-    st.counters["tracked_ns"] = median(trackeds);
-    st.counters["pairs"] = static_cast<double>(ratios.size());
+    pairs.report(st, "raw_ns", "tracked_ns");
     if (driver_timing_on()) report_driver_split(st, driver, tracked_total_ns);
     if (pmu) {
       if (!pmu->any()) st.SetLabel("TANDEM_BENCH_PMU: no counter: " + pmu->refused());
-      const double launches = static_cast<double>(ratios.size() * kSegment);
+      const double launches = static_cast<double>(pairs.size() * kSegment);
       report_pmu(st, "pmu_raw", raw_pmu, launches);
       report_pmu(st, "pmu_tracked", tracked_pmu, launches);
     }
