@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "runtime/runtime_test_support.hpp"
-#include "stream_state.hpp"
 #include "tandem/detail/footprint.hpp"
 #include "tandem/graph.hpp"
 
@@ -111,68 +110,6 @@ TEST_F(Births, FirstUseOnAnotherStreamWaitsForTheAllocationAndNothingAfterIt) {
     EXPECT_EQ(read_u32(e.b, y), std::vector<std::uint32_t>(16, 2));
   }
   EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
-}
-
-// Stream::synchronize proves what was enqueued before it: the allocations
-// made before it need no birth mark on the next submission (an event record
-// saved), and count as born for other streams and for trim.
-TEST_F(Births, ASynchronizeProvesTheStreamsAllocationsBornAndTheNextSubmissionRecordsNoMark) {
-  Env e = env();
-  settle();
-  View x = allocate(e.a, DType::u32, 16);
-  detail::StreamState& st = *StreamRef(e.a).state();
-  {
-    detail::Guard lock(st.mu);
-    ASSERT_TRUE(st.unmarked_allocation);
-  }
-  e.a.synchronize();
-  EXPECT_GE(st.anchor->proven_seq.load(), x.allocation()->birth_seq);
-  Gate& g = gate();
-  LaunchFuture f = fill(e.a, x, 3, {.gate = &g});  // kept pending, to look at its record
-  {
-    detail::Guard lock(st.mu);
-    EXPECT_FALSE(st.has_uncovered_work());
-    const detail::Submission* sub = st.tail.load(std::memory_order_acquire);
-    ASSERT_NE(sub, nullptr);
-    EXPECT_FALSE(sub->birth_mark) << "a birth mark for an allocation the synchronize proved born";
-  }
-  g.open();
-  ASSERT_TRUE(f.wait(kPatience));
-  EXPECT_EQ(read_u32(e.b, x), std::vector<std::uint32_t>(16, 3));
-  EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
-}
-
-// ... but only what was enqueued before it: an allocation or a free
-// enqueued while a synchronize runs (here: between its start and its
-// return) keeps its mark, and is not counted as done.
-TEST_F(Births, WorkEnqueuedWhileASynchronizeRunsIsNotProvenByIt) {
-  Env e = env();
-  std::optional<View> y = allocate(e.a, DType::u32, 4);
-  settle();
-  detail::StreamState& st = *StreamRef(e.a).state();
-  const std::uint64_t proven = st.anchor->proven_seq.load();
-  const detail::StreamState::SyncPoint at = st.sync_point();
-  View x = allocate(e.a, DType::u32, 16);  // after the synchronize began
-  y.reset();                                // a free, too
-  st.synchronized(at);
-  {
-    detail::Guard lock(st.mu);
-    EXPECT_TRUE(st.unmarked_allocation) << "the allocation lost its birth mark";
-    EXPECT_TRUE(st.has_uncovered_work()) << "the free counts as done";
-  }
-  EXPECT_EQ(st.anchor->proven_seq.load(), proven);
-  EXPECT_LT(st.anchor->proven_seq.load(), x.allocation()->birth_seq);
-  // The same with only a free enqueued meanwhile.
-  e.a.synchronize();
-  std::optional<View> z = allocate(e.a, DType::u32, 4);
-  e.a.synchronize();
-  const detail::StreamState::SyncPoint at2 = st.sync_point();
-  z.reset();
-  st.synchronized(at2);
-  {
-    detail::Guard lock(st.mu);
-    EXPECT_TRUE(st.has_uncovered_work()) << "a free enqueued during the synchronize counts as done";
-  }
 }
 
 TEST_F(Births, AStreamDroppedRightAfterAnAllocationStillOrdersItsFirstUseElsewhere) {

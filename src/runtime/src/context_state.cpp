@@ -106,7 +106,6 @@ void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::
       if (!s->capture) {
         if (b.mem_free_async(handle, ptr, s->handle).ok()) {
           s->untracked_seq = s->next_seq;
-          ++s->untracked_ops;
           return;
         }
       } else if (birth->proven_seq.load(std::memory_order_acquire) < birth_seq) {

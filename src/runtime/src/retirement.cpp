@@ -545,7 +545,7 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
   }
   // Stream order: a completed event proves everything enqueued before it,
   // the stream's allocations and frees included.
-  if (proven != 0) s.anchor->prove(proven);  // a synchronize may have proven more
+  if (proven != 0) s.anchor->proven_seq.store(proven, std::memory_order_release);
   drop_lease_counts();
   // Each outcome is published to its futures (release order, after the
   // leases are gone); a record no future refers to cannot be observed any

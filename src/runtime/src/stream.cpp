@@ -26,10 +26,8 @@ driver::StreamHandle Stream::native() const noexcept { return s_->handle; }
 Context Stream::context() const { return Context(detail::Ref<detail::ContextState>(s_->ctx)); }
 
 void Stream::synchronize() const {
-  const detail::StreamState::SyncPoint at = s_->sync_point();
   s_->ctx->check(s_->ctx->backend().stream_synchronize(s_->ctx->handle, s_->handle),
                  "synchronizing stream " + std::to_string(s_->id));
-  s_->synchronized(at);
 }
 
 }  // namespace tandem

@@ -234,25 +234,6 @@ driver::EventHandle StreamState::event_proving(const Submission& sub, bool& queu
   return queue_marker(queued_marker);
 }
 
-StreamState::SyncPoint StreamState::sync_point() {
-  Guard g(mu);
-  return {next_seq, untracked_ops};
-}
-
-void StreamState::synchronized(SyncPoint at) {
-  Guard g(mu);
-  if (capture || next_seq != at.next_seq || untracked_ops != at.untracked_ops) return;
-  // A submission takes its seq and enqueues its work under `mu`, as an
-  // allocation or a free enqueues itself: all of it preceded the
-  // synchronize. Proven: everything before seq next_seq. That seq is then
-  // skipped (no submission takes it), so that an allocation or a free
-  // enqueued from now on, which would have been placed at it, sits at the
-  // next one, unproven.
-  anchor->prove(next_seq);
-  ++next_seq;
-  unmarked_allocation = false;
-}
-
 driver::EventHandle StreamState::birth_event(std::uint64_t birth_seq, bool& queued_marker) {
   const Submission* t = tail.load(std::memory_order_relaxed);
   if (!t || t->seq < birth_seq) {
@@ -265,7 +246,7 @@ driver::EventHandle StreamState::birth_event(std::uint64_t birth_seq, bool& queu
   if (last_mark_seq == birth_seq) {
     p = last_mark;  // still queued: head's seq <= birth_seq
   } else {
-    while (p->seq < birth_seq) p = p->next;  // seqs increase from head to tail
+    while (p->seq < birth_seq) p = p->next;  // seqs are contiguous from head to tail
   }
   // A marker's own event follows the allocations directly; a submission
   // recorded a birth mark before its work (its event, if that failed).

@@ -51,15 +51,8 @@ struct StreamAnchor {
 
   std::atomic<std::uint32_t> refs{1};  // the stream's, plus one per allocation born on it
   // Every operation enqueued on the stream before the submission with this
-  // seq is proven done on the device (its event completed normally, or a
-  // synchronize of the stream returned). Only raised (prove()).
+  // seq is proven done on the device (its event completed normally).
   std::atomic<std::uint64_t> proven_seq{0};
-  void prove(std::uint64_t seq) noexcept {
-    std::uint64_t cur = proven_seq.load(std::memory_order_relaxed);
-    while (cur < seq &&
-           !proven_seq.compare_exchange_weak(cur, seq, std::memory_order_release, std::memory_order_relaxed)) {
-    }
-  }
   // Held while using `stream` from outside its own handles (a free, an
   // ordering marker); the stream is destroyed only after clearing it.
   SpinLock mu;
@@ -198,28 +191,10 @@ struct StreamState {
   // Queues a marker now; returns its event (none if recording failed).
   // Throws Error(driver) when no event can be created.
   driver::EventHandle queue_marker(bool& queued_marker) TANDEM_REQUIRES(mu);
-  // Untracked work enqueued since the newest submission and not proven
-  // done (by a synchronize since).
+  // Untracked work enqueued since the newest submission.
   [[nodiscard]] bool has_uncovered_work() const TANDEM_REQUIRES(mu) {
-    return untracked_seq != 0 && untracked_seq >= next_seq &&
-           untracked_seq > anchor->proven_seq.load(std::memory_order_acquire);
+    return untracked_seq != 0 && untracked_seq >= next_seq;
   }
-
-  // Where the stream stands when a synchronize of it begins; after the
-  // driver's synchronize returned, synchronized() proves what was enqueued
-  // before it (Stream::synchronize).
-  struct SyncPoint {
-    std::uint64_t next_seq;
-    std::uint64_t untracked_ops;
-  };
-  SyncPoint sync_point() TANDEM_EXCLUDES(mu);
-  // Everything enqueued before `at` is done on the device: its allocations
-  // are born (the next submission records no birth mark, other streams
-  // wait for none) and its frees are done. Only when nothing was enqueued
-  // since `at`: proven_seq cannot tell work enqueued before the synchronize
-  // from work enqueued while it ran. Skips a seq (seqs of a stream's
-  // submissions increase but need not be contiguous).
-  void synchronized(SyncPoint at) TANDEM_EXCLUDES(mu);
 
   // Cache lines by who writes them: set once; the lock and what both sides
   // change under it; the submitters' alone; the retirement thread's alone.
@@ -255,7 +230,6 @@ struct StreamState {
 
   alignas(64) std::uint64_t next_seq TANDEM_GUARDED_BY(mu) = 1;
   std::uint64_t untracked_seq TANDEM_GUARDED_BY(mu) = 0;  // see the top of this file
-  std::uint64_t untracked_ops TANDEM_GUARDED_BY(mu) = 0;  // allocations and frees enqueued so far
   Submission* last_mark TANDEM_GUARDED_BY(mu) = nullptr;  // the newest birth mark's; valid while queued
   std::uint64_t last_mark_seq TANDEM_GUARDED_BY(mu) = 0;
   bool unmarked_allocation TANDEM_GUARDED_BY(mu) = false;  // allocated since the newest seq was taken

@@ -388,7 +388,6 @@ View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
       if (r.ok()) {
         birth_seq = s.next_seq;
         s.untracked_seq = birth_seq;
-        ++s.untracked_ops;
         s.unmarked_allocation = true;
       }
     }

@@ -52,10 +52,7 @@ class Stream {
   [[nodiscard]] driver::StreamHandle native() const noexcept;
   [[nodiscard]] Context context() const;
   // Blocks until all work on the stream is done on the device (does not wait
-  // for retirement). Allocations made on the stream before it are then known
-  // to be born: the next submission records no birth mark for them, and
-  // other streams need not wait for them (unless more was enqueued on the
-  // stream while it blocked). Throws Error(driver).
+  // for retirement). Throws Error(driver).
   void synchronize() const;
 
   explicit Stream(detail::Ref<detail::StreamState> s) noexcept : s_(std::move(s)) {}
