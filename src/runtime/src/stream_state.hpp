@@ -228,6 +228,9 @@ struct StreamState {
   // The most idle events a stream keeps (TANDEM_MAX_FREE_EVENTS; 0: no cap).
   static const std::uint32_t kMaxFreeEvents;
 
+  // A stream's submissions take contiguous seqs: retirement's bisect walks
+  // newest->seq - head->seq links and pending() counts by seq (a33ccac
+  // skipped one and crashed on the H200; reverted).
   alignas(64) std::uint64_t next_seq TANDEM_GUARDED_BY(mu) = 1;
   std::uint64_t untracked_seq TANDEM_GUARDED_BY(mu) = 0;  // see the top of this file
   Submission* last_mark TANDEM_GUARDED_BY(mu) = nullptr;  // the newest birth mark's; valid while queued
