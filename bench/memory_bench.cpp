@@ -12,10 +12,8 @@
 //                             the runtime declares them
 //                             (tandem/detail/footprint.hpp; absent counters
 //                             when the runtime does not declare them)
-#include <chrono>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "bench_env.hpp"
 #include "paired.hpp"
@@ -84,13 +82,8 @@ void BM_PairedAllocFree(benchmark::State& st) {
   guarded(st, [&] {
     const LeakWatch leaks(*e);
     void* s = e->stream.native().raw;
-    auto per_op_ns = [](auto op) {
-      const auto t0 = Clock::now();
-      for (std::int64_t i = 0; i < kPairSegment; ++i) op();
-      return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(kPairSegment);
-    };
     auto raw = [&] {
-      return per_op_ns([&] {
+      return per_call_ns(kPairSegment, [&] {
         unsigned long long p = 0;
         if (const int rc = d->alloc_async(&p, kAllocBytes, s); rc != 0) {
           throw std::runtime_error("cuMemAllocAsync: CUresult " + std::to_string(rc));
@@ -99,26 +92,22 @@ void BM_PairedAllocFree(benchmark::State& st) {
       });
     };
     auto tracked = [&] {
-      return per_op_ns([&] {
+      return per_call_ns(kPairSegment, [&] {
         tandem::View v = tandem::allocate(e->stream, tandem::DType::u8, kAllocBytes);
         benchmark::DoNotOptimize(v);
       });
-    };
-    const auto settle = [&] {
-      e->drain();
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     };
     TimePairs pairs;
     double seconds = 0;
     for (auto _ : st) {
       for (std::int64_t p = 0; p < kAllocPairs; ++p) {
-        const auto [r, t] = run_pair(settle, p, raw, tracked);
+        const auto [r, t] = run_pair([&] { settle(*e); }, p, raw, tracked);
         pairs.add(r, t);
         seconds += (r + t) * static_cast<double>(kPairSegment) * 1e-9;
       }
       st.SetIterationTime(seconds);
     }
-    settle();
+    settle(*e);
     pairs.report(st, "raw_ns", "tracked_ns");
     leaks.report(st);
   });

@@ -2,8 +2,14 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <thread>
 
 namespace tandem_bench {
+
+void settle(const Env& e) {
+  e.drain();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;

@@ -3,6 +3,7 @@
 // why: the lent VM's launch cost drifts by up to a third within minutes).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -13,6 +14,18 @@
 namespace tandem_bench {
 
 [[nodiscard]] double median(std::vector<double> v);
+
+// Between segments, untimed: the device idle, every submission retired, and
+// the retirement thread past its idle spin (asleep), as before either kind.
+void settle(const Env& e);
+
+// Nanoseconds per call over `n` calls of `f`.
+template <class F>
+double per_call_ns(std::int64_t n, F f) {
+  const auto t0 = Clock::now();
+  for (std::int64_t i = 0; i < n; ++i) f();
+  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(n);
+}
 
 // Pair `p`: raw then tracked when p is even, tracked then raw when odd (so
 // order effects cancel), with `settle()` before each segment. Returns

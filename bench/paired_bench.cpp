@@ -36,21 +36,6 @@ const std::int64_t kSegment = scaled(2000);          // launches per segment
 const std::int64_t kThreadPairs = scaled(9);
 const std::int64_t kPerThread = scaled(10000);
 
-// Between segments, untimed: the device idle, every submission retired, and
-// the retirement thread past its idle spin (asleep), as before either kind.
-void settle(const Env& e) {
-  e.drain();
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
-}
-
-// Nanoseconds per call over kSegment calls of `launch`.
-template <class F>
-double per_launch_ns(F launch) {
-  const auto t0 = Clock::now();
-  for (std::int64_t i = 0; i < kSegment; ++i) launch();
-  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(kSegment);
-}
-
 // Counters of a run with TANDEM_BENCH_DRIVER_TIMING=1: per tracked launch,
 // the driver's launch and event record on the calling thread, tandem's own
 // part (the rest), and the retirement thread's event queries meanwhile.
@@ -109,12 +94,12 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
       into += pmu->read().since(before);
       return ns;
     };
-    auto raw_segment = [&] { return counted(raw_pmu, [&] { return per_launch_ns([&] { k.raw(*d); }); }); };
+    auto raw_segment = [&] { return counted(raw_pmu, [&] { return per_call_ns(kSegment, [&] { k.raw(*d); }); }); };
     DriverTimes driver;  // TANDEM_BENCH_DRIVER_TIMING: the tracked segments' driver calls
     double tracked_total_ns = 0;
     auto tracked_segment = [&] {
       const DriverTimes before = driver_times();
-      const double ns = counted(tracked_pmu, [&] { return per_launch_ns([&] { (void)k.tracked(); }); });
+      const double ns = counted(tracked_pmu, [&] { return per_call_ns(kSegment, [&] { (void)k.tracked(); }); });
       driver += driver_times().since(before);
       tracked_total_ns += ns * static_cast<double>(kSegment);
       return ns;
