@@ -16,15 +16,32 @@ namespace {
 
 using detail::AccessRequest;
 
+// The launch path's error exits, out of line: their message building would
+// otherwise sit in the hot functions' code and stack frames.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_empty_stream() {
+  throw Error(ErrorCode::invalid_handle, "submission on an empty stream handle");
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_empty_view(const char* what) {
+  throw Error(ErrorCode::invalid_handle, std::string(what) + " with an empty or moved-from view");
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_foreign_view(const detail::StreamState& s,
+                                                             const detail::AllocationState& a, const char* what) {
+  throw Error(ErrorCode::device_mismatch,
+              std::string(what) + " on stream " + std::to_string(s.id) + " (context " + std::to_string(s.ctx->id) +
+                  ", device " + std::to_string(s.ctx->ordinal) + ") with a view of allocation " +
+                  std::to_string(a.id) + " from context " + std::to_string(a.ctx->id) + " (device " +
+                  std::to_string(a.ctx->ordinal) + ")");
+}
+
 detail::StreamState& stream_of(StreamRef s) {
-  if (!s.state()) throw Error(ErrorCode::invalid_handle, "submission on an empty stream handle");
+  if (!s.state()) [[unlikely]] throw_empty_stream();
   return *s.state();
 }
 
 void require_valid(const View* view, const char* what) {
-  if (!view || !view->valid()) {
-    throw Error(ErrorCode::invalid_handle, std::string(what) + " with an empty or moved-from view");
-  }
+  if (!view || !view->valid()) [[unlikely]] throw_empty_view(what);
 }
 
 // The lease an access of `v` takes; Error(device_mismatch) if `v` belongs to
@@ -36,13 +53,7 @@ bool request_for(const detail::StreamState& s, const View* view, driver::AccessM
   require_valid(view, what);
   const View& v = *view;
   detail::AllocationState* a = v.allocation();
-  if (a->ctx != s.ctx && !peer_checked) {
-    throw Error(ErrorCode::device_mismatch,
-                std::string(what) + " on stream " + std::to_string(s.id) + " (context " +
-                    std::to_string(s.ctx->id) + ", device " + std::to_string(s.ctx->ordinal) +
-                    ") with a view of allocation " + std::to_string(a->id) + " from context " +
-                    std::to_string(a->ctx->id) + " (device " + std::to_string(a->ctx->ordinal) + ")");
-  }
+  if (a->ctx != s.ctx && !peer_checked) [[unlikely]] throw_foreign_view(s, *a, what);
   const std::uint64_t bytes = v.extent_bytes();
   if (bytes == 0) return false;
   out = AccessRequest{a, v.byte_offset(), bytes, mode};
@@ -79,11 +90,11 @@ LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
   detail::StreamState& s = stream_of(stream);
   detail::ContextState& ctx = *s.ctx;
   detail::SmallVector<AccessRequest, 6> reqs;
+  reqs.reserve(accesses.size());
   for (const ViewAccess& va : accesses) {
+    require_valid(va.view, symbol.name);
     AccessRequest r;
-    const driver::AccessMode mode = lease_mode(va.access, va.view && va.view->valid() && va.view->is_atomic());
-    if (!request_for(s, va.view, mode, r, symbol.name)) continue;
-    reqs.push_back(r);
+    if (request_for(s, va.view, lease_mode(va.access, va.view->is_atomic()), r, symbol.name)) reqs.push_back(r);
   }
   // Only for a backend that checks them (the simulated device); built
   // before submit() sorts `reqs`, in the caller's order.

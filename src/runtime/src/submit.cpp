@@ -136,8 +136,8 @@ bool wait_until_enqueued(const Submission& owner) noexcept {
   return p == SubmissionPhase::enqueued;
 }
 
-bool enqueued(const Lease& l) noexcept {
-  return l.owner->phase.load(std::memory_order_acquire) == SubmissionPhase::enqueued;
+bool enqueued(const Submission& owner) noexcept {
+  return owner.phase.load(std::memory_order_acquire) == SubmissionPhase::enqueued;
 }
 
 // What this submission must wait for (order policy): per other stream, only
@@ -202,26 +202,29 @@ bool covers(const Lease& newer, const Lease& older) noexcept {
 // their counts move to `into`, the lease being published. Only enqueued
 // entries cover or are dropped: one still being published may yet fail.
 void compact(SmallVector<Lease*, 2>& held, std::uint64_t stream, Lease& into) noexcept {
+  Lease** const h = held.data();
   const Lease* newest = nullptr;
-  for (const Lease* h : held) {
-    if (h->owner->stream_id == stream && enqueued(*h) && (!newest || h->owner->seq > newest->owner->seq)) {
-      newest = h;
+  std::uint64_t newest_seq = 0;  // seqs start at 1
+  for (std::size_t i = 0, n = held.size(); i < n; ++i) {
+    const Submission& o = *h[i]->owner;
+    if (o.stream_id == stream && o.seq > newest_seq && enqueued(o)) {
+      newest = h[i];
+      newest_seq = o.seq;
     }
   }
   if (!newest) return;
-  for (std::size_t i = 0; i < held.size();) {
-    Lease* h = held[i];
-    if (h != newest && h->owner->stream_id == stream && h->owner->seq < newest->owner->seq && enqueued(*h) &&
-        covers(*newest, *h)) {
-      held.swap_remove(i);
-      TANDEM_TRACE("compact alloc %lu: lease of sub %lu (seq %lu) covered by sub %lu (seq %lu), %u counts handed on",
-                   h->alloc->id, h->owner->id, h->owner->seq,
-                   newest->owner->id, newest->owner->seq, h->counts);
-      into.counts += std::exchange(h->counts, 0);
-      h->set_tracked(false);
+  // Backwards: swap_remove(i) moves in the last entry, already looked at.
+  for (std::size_t i = held.size(); i-- > 0;) {
+    Lease* const e = h[i];
+    const Submission& o = *e->owner;
+    if (o.stream_id != stream || o.seq >= newest_seq || !enqueued(o) || !covers(*newest, *e)) {
       continue;
     }
-    ++i;
+    held.swap_remove(i);
+    TANDEM_TRACE("compact alloc %lu: lease of sub %lu (seq %lu) covered by sub %lu (seq %lu), %u counts handed on",
+                 e->alloc->id, o.id, o.seq, newest->owner->id, newest_seq, e->counts);
+    into.counts += std::exchange(e->counts, 0);
+    e->set_tracked(false);
   }
 }
 
@@ -319,7 +322,12 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   const std::uint64_t submitted_ns = ctx.retire_latency ? Submission::now_ns() : 0;
   AccessRequest* a = spec.accesses;
   const std::uint32_t n = spec.access_count;
-  if (!spec.sorted) sort_accesses(a, n);
+  if (spec.sorted || n < 2) {
+  } else if (n == 2) {  // the usual launch: one read, one write
+    if (access_before(a[1], a[0])) std::swap(a[0], a[1]);
+  } else {
+    sort_accesses(a, n);
+  }
   order_after_births(s, a, n, spec.what);
 
   TrackerLocks trackers(a, n);
@@ -445,18 +453,15 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
 }  // namespace
 
 void sort_accesses(AccessRequest* a, std::uint32_t n) noexcept {
-  const auto before = [](const AccessRequest& x, const AccessRequest& y) {
-    return x.alloc->id < y.alloc->id || (x.alloc->id == y.alloc->id && x.offset < y.offset);
-  };
   if (n > 16) {  // a graph's many, once at the end of its capture
-    std::sort(a, a + n, before);
+    std::sort(a, a + n, access_before);
     return;
   }
   // Insertion sort: launches touch a handful of views.
   for (std::uint32_t i = 1; i < n; ++i) {
     AccessRequest x = a[i];
     std::uint32_t j = i;
-    for (; j > 0 && before(x, a[j - 1]); --j) a[j] = a[j - 1];
+    for (; j > 0 && access_before(x, a[j - 1]); --j) a[j] = a[j - 1];
     a[j] = x;
   }
 }

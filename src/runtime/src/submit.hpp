@@ -37,6 +37,9 @@ struct SubmitSpec {
 
 // The order submit() takes tracker locks in: by allocation id, then offset.
 void sort_accesses(AccessRequest* a, std::uint32_t n) noexcept;
+[[nodiscard]] inline bool access_before(const AccessRequest& x, const AccessRequest& y) noexcept {
+  return x.alloc->id < y.alloc->id || (x.alloc->id == y.alloc->id && x.offset < y.offset);
+}
 
 // Checks conflicts, orders or rejects, enqueues, records the completion
 // event and queues the submission with its leases. Returns the submission

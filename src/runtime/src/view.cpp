@@ -146,13 +146,6 @@ bool View::is_contiguous() const noexcept {
   return true;
 }
 
-std::uint64_t View::extent_bytes() const noexcept {
-  if (element_count() == 0) return 0;
-  std::uint64_t last = 0;
-  for (int k = 0; k < rank_; ++k) last += static_cast<std::uint64_t>((shape_[k] - 1) * strides_[k]);
-  return (last + 1) * element_size();
-}
-
 driver::DevicePtr View::device_ptr() const {
   require_valid("device_ptr");
   return alloc_->base + offset_;

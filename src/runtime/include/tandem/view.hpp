@@ -70,7 +70,15 @@ class View {
   [[nodiscard]] bool is_contiguous() const noexcept;
   // Bytes from the first element to one past the last one reachable (the
   // byte range a launch leases); 0 for an empty view.
-  [[nodiscard]] std::uint64_t extent_bytes() const noexcept;
+  // Inline: every launch asks it of every view it touches.
+  [[nodiscard]] std::uint64_t extent_bytes() const noexcept {
+    std::uint64_t last = 0;
+    for (int k = 0; k < rank_; ++k) {
+      if (shape_[k] == 0) return 0;
+      last += static_cast<std::uint64_t>((shape_[k] - 1) * strides_[k]);
+    }
+    return rank_ == 0 ? 0 : (last + 1) * element_size();
+  }
   [[nodiscard]] driver::DevicePtr device_ptr() const;  // of element 0
   [[nodiscard]] Context context() const;
   // The ordinal of the device the allocation lives on (its context's device).
