@@ -1,6 +1,7 @@
 #include "tandem/launch.hpp"
 
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "allocation_state.hpp"
@@ -96,16 +97,20 @@ LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
     AccessRequest r;
     if (request_for(s, va.view, lease_mode(va.access, va.view->is_atomic()), r, symbol.name)) reqs.push_back(r);
   }
-  // Only for a backend that checks them (the simulated device); built
-  // before submit() sorts `reqs`, in the caller's order.
-  detail::SmallVector<driver::Access, 6> declared;
-  if (ctx.backend_reads_accesses) {
-    for (const AccessRequest& r : reqs) declared.push_back(driver::Access{r.alloc->base + r.offset, r.bytes, r.mode});
-  }
   const driver::FunctionHandle f = ctx.function(symbol);
   driver::Backend& b = ctx.backend();
-  driver::LaunchRequest req{ctx.handle, f, &symbol, dims, {}, params, declared.data(),
-                            static_cast<std::uint32_t>(declared.size())};
+  driver::LaunchRequest req{ctx.handle, f, &symbol, dims, {}, params, nullptr, 0};
+  // Only for a backend that checks them (the simulated device), in the
+  // caller's order (submit() sorts `reqs`): a heap block off the GPU's path
+  // rather than a vector in every launch's frame.
+  std::unique_ptr<driver::Access[]> declared;
+  if (ctx.backend_reads_accesses) [[unlikely]] {
+    declared = std::make_unique<driver::Access[]>(reqs.size());
+    for (const AccessRequest& r : reqs) {
+      declared[req.access_count++] = driver::Access{r.alloc->base + r.offset, r.bytes, r.mode};
+    }
+    req.accesses = declared.get();
+  }
   auto enqueue = [&](driver::StreamHandle h) {
     req.stream = h;
     return b.launch(req);

@@ -247,16 +247,20 @@ void withdraw_leases_locked(Submission& sub) noexcept TANDEM_NO_THREAD_SAFETY_AN
   }
 }
 
-// The caller holds every involved tracker lock (TrackerLocks), which the
-// analysis cannot follow through the lock set. Each lease takes a count of
-// its allocation, or inherits the counts of the entries it displaces. On a
+// Makes the submission's leases, one per access (room for them was
+// reserved), and publishes each in its allocation's tracker. The caller
+// holds every involved tracker lock (TrackerLocks), which the analysis
+// cannot follow through the lock set. Each lease takes a count of its
+// allocation, or inherits the counts of the entries it displaces. On a
 // throw (no memory for a tracker entry, a counter at its limit) nothing
 // stays published and no count is held.
-void publish_leases(Submission& sub) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+void publish_leases(Submission& sub, const AccessRequest* a, std::uint32_t n) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   try {
-    for (Lease& l : sub.leases) {
-      auto& held = l.alloc->leases;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      auto& held = a[i].alloc->leases;
       held.reserve_one();  // first: nothing below throws once entries moved their counts
+      Lease& l = sub.leases.emplace_reserved();
+      l = Lease{a[i].alloc, a[i].offset, a[i].bytes, &sub, 0, a[i].mode, false};
       compact(held, sub.stream_id, l);
       if (l.counts == 0) {
         l.alloc->add_leases(1);
@@ -369,9 +373,6 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
                     " after a conflicting submission");
     }
     sub->leases.reserve(n);  // a graph replay's many in one allocation
-    for (std::uint32_t i = 0; i < n; ++i) {
-      sub->leases.push_back(Lease{a[i].alloc, a[i].offset, a[i].bytes, sub, 0, a[i].mode, false});
-    }
   } catch (...) {
     s.recycle(sub);
     throw;
@@ -392,7 +393,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   // to it before it is queued (waiters on its leases read other fields).
   sub->refs.store(spec.want_future ? 2 : 1, std::memory_order_relaxed);
   try {
-    publish_leases(*sub);
+    publish_leases(*sub, a, n);
   } catch (...) {
     --s.next_seq;
     s.recycle(sub);

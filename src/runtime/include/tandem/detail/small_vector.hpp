@@ -29,6 +29,9 @@ class SmallVector {
     if (size_ == capacity_) grow();
     data_[size_++] = v;
   }
+  // Appends one element in room reserved before (reserve, reserve_one),
+  // left for the caller to assign.
+  T& emplace_reserved() noexcept { return data_[size_++]; }
   // Room for one more element, so that the next push_back cannot throw.
   void reserve_one() {
     if (size_ == capacity_) grow();
