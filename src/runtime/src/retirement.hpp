@@ -96,8 +96,10 @@ class Retirement {
   Submission* cover_quiet_tail(StreamState& s, Submission* newest) noexcept;
   Submission* newest_evented(StreamState& s, Submission* head, Submission* newest) noexcept;
   // `failed`: the query of the oldest own event reported an error (the
-  // sweep must attribute it before asking anything newer).
-  bool stall_over(StreamState& s, Submission* head, Submission* newest, bool& failed) noexcept;
+  // sweep must attribute it before asking anything newer); `proven`: that
+  // event, when its query reported it complete.
+  bool stall_over(StreamState& s, Submission* head, Submission* newest, bool& failed,
+                  const Submission*& proven) noexcept;
   static void note_stall(StreamState& s, std::uint64_t now_ns) noexcept;
   bool bisect(StreamState& s, Submission* head, Submission* newest, Submission*& last_complete);
   void walk_attributing_errors(StreamState& s, Submission* head, Submission* newest);
