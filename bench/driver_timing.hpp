@@ -35,6 +35,17 @@ struct DriverTimes {
 std::unique_ptr<tandem::driver::Backend> make_driver_timing_backend(std::unique_ptr<tandem::driver::Backend> inner);
 // True when a timing backend is installed.
 [[nodiscard]] bool driver_timing_on();
+
+// The call log (TANDEM_BENCH_DRIVER_LOG=path, on with the timing backend):
+// mem_free_async and mem_alloc_async are logged as these; a benchmark adds
+// marks of its own (the round trip's phases: 100 call, 101 launch returned,
+// 102 retired, 103 freed). No-ops without the log.
+inline constexpr std::uint32_t kLogFree = 10, kLogAlloc = 11;
+inline constexpr std::uint32_t kMarkTripStart = 100, kMarkLaunched = 101, kMarkRetired = 102, kMarkFreed = 103;
+void driver_log_mark(std::uint32_t what);
+// Writes the log to the path, one line per entry (a header line says what
+// the columns hold).
+void driver_log_dump();
 [[nodiscard]] DriverTimes driver_times();
 
 }  // namespace tandem_bench

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench_env.hpp"
+#include "driver_timing.hpp"
 #include "paired.hpp"
 #include "prepared_launch.hpp"
 
@@ -85,15 +86,19 @@ class TrackedRoundTrip {
     double launched, retired, freed;
   };
   Phases run_phases() {
+    driver_log_mark(kMarkTripStart);
     const auto t0 = Clock::now();
     const tandem::LaunchFuture f = launch();
     const auto t1 = Clock::now();
+    driver_log_mark(kMarkLaunched);
     { tandem::View gone = std::move(dst_); }
     while (!f.done()) {
     }
     const auto t2 = Clock::now();
+    driver_log_mark(kMarkRetired);
     wait_freed();
     const auto t3 = Clock::now();
+    driver_log_mark(kMarkFreed);
     const auto us = [&](Clock::time_point t) { return std::chrono::duration<double, std::micro>(t - t0).count(); };
     return {us(t1), us(t2), us(t3)};
   }
@@ -177,6 +182,7 @@ void BM_RoundTripPhases(benchmark::State& st) {
     st.counters["launched_us"] = median(launched);
     st.counters["retired_us"] = median(retired);
     st.counters["freed_us"] = median(freed);
+    driver_log_dump();
     leaks.report(st);
   });
 }
