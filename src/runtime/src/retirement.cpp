@@ -282,7 +282,7 @@ bool Retirement::sweep_stream(StreamState& s) {
   bool stall_query_failed = false;
   // Proven complete by the stall check's query, if it asked one. A query
   // of a complete event is the dearest kind (2.5-2.8 µs on the H200,
-  // results/h200/roundtrip-log-*): the newest is not asked twice.
+  // results/h200/gpu-check-55c6aee): the newest is not asked twice.
   const Submission* proven = nullptr;
   if (s.stalled_since_ns != 0 && waiters_.load(std::memory_order_relaxed) == 0 &&
       !stall_over(s, head, newest, stall_query_failed, proven)) {
