@@ -78,27 +78,32 @@ class DriverTimingBackend final : public d::ForwardingBackend {
   d::Result stream_wait_event(d::ContextHandle c, d::StreamHandle s, d::EventHandle e) noexcept override {
     return timed(DriverCall::stream_wait_event, [&] { return inner().stream_wait_event(c, s, e); });
   }
+  // Logged only (no totals).
   d::Result mem_free_async(d::ContextHandle c, d::DevicePtr p, d::StreamHandle s) noexcept override {
-    const std::uint64_t t0 = steady_ns();
-    const d::Result r = inner().mem_free_async(c, p, s);
-    log_add(kLogFree, t0, steady_ns(), static_cast<int>(r.status));
-    return r;
+    std::uint64_t dt = 0;
+    return logged(kLogFree, dt, [&] { return inner().mem_free_async(c, p, s); });
   }
-  d::Result mem_alloc_async(d::ContextHandle c, d::PoolHandle p, std::size_t n, d::StreamHandle s, d::DevicePtr& out) noexcept override {
-    const std::uint64_t t0 = steady_ns();
-    const d::Result r = inner().mem_alloc_async(c, p, n, s, out);
-    log_add(kLogAlloc, t0, steady_ns(), static_cast<int>(r.status));
-    return r;
+  d::Result mem_alloc_async(d::ContextHandle c, d::PoolHandle p, std::size_t n, d::StreamHandle s,
+                            d::DevicePtr& out) noexcept override {
+    std::uint64_t dt = 0;
+    return logged(kLogAlloc, dt, [&] { return inner().mem_alloc_async(c, p, n, s, out); });
   }
 
  private:
+  // Runs `f`, logs it as `call` and sets `dt` to its duration.
   template <class F>
-  d::Result timed(DriverCall call, F f) noexcept {
+  static d::Result logged(std::uint32_t call, std::uint64_t& dt, F f) noexcept {
     const std::uint64_t t0 = steady_ns();
     const d::Result r = f();
     const std::uint64_t t1 = steady_ns();
-    const std::uint64_t dt = t1 - t0;
-    log_add(static_cast<std::uint32_t>(call), t0, t1, static_cast<int>(r.status));
+    dt = t1 - t0;
+    log_add(call, t0, t1, static_cast<int>(r.status));
+    return r;
+  }
+  template <class F>
+  d::Result timed(DriverCall call, F f) noexcept {
+    std::uint64_t dt = 0;
+    const d::Result r = logged(static_cast<std::uint32_t>(call), dt, f);
     auto& slots = std::this_thread::get_id() == main_ ? totals_.main : totals_.other;
     Slot& s = slots[static_cast<std::size_t>(call)];
     s.calls.fetch_add(1, std::memory_order_relaxed);

@@ -35,6 +35,7 @@ struct DriverTimes {
 std::unique_ptr<tandem::driver::Backend> make_driver_timing_backend(std::unique_ptr<tandem::driver::Backend> inner);
 // True when a timing backend is installed.
 [[nodiscard]] bool driver_timing_on();
+[[nodiscard]] DriverTimes driver_times();
 
 // The call log (TANDEM_BENCH_DRIVER_LOG=path, on with the timing backend):
 // mem_free_async and mem_alloc_async are logged as these; a benchmark adds
@@ -46,6 +47,5 @@ void driver_log_mark(std::uint32_t what);
 // Writes the log to the path, one line per entry (a header line says what
 // the columns hold).
 void driver_log_dump();
-[[nodiscard]] DriverTimes driver_times();
 
 }  // namespace tandem_bench
