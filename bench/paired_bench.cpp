@@ -26,6 +26,7 @@
 #include "paired.hpp"
 #include "pmu_counters.hpp"
 #include "prepared_launch.hpp"
+#include "tandem/detail/launch_phases.hpp"
 
 namespace tandem_bench {
 
@@ -55,6 +56,21 @@ void report_driver_split(benchmark::State& st, const DriverTimes& t, double trac
       (tracked_total_ns - static_cast<double>(launch.ns + record.ns + wait.ns)) / launches;
   st.counters["drv_retire_queries_per_launch"] = per(query.calls, launch.calls);
   st.counters["drv_retire_query_ns"] = per(query.ns, query.calls);
+}
+
+// Counters of a build with TANDEM_LAUNCH_PHASES=ON: per tracked launch, the
+// ns of each step (launch_phases.hpp), the segments' time shared out in
+// proportion to the steps' time stamp counter ticks.
+void report_launch_phases(benchmark::State& st, const tandem::detail::LaunchPhaseTotals& t,
+                          double tracked_total_ns) {
+  std::uint64_t ticks = 0;
+  for (const std::uint64_t x : t.ticks) ticks += x;
+  if (ticks == 0 || t.launches == 0) return;
+  const double ns_per_tick = tracked_total_ns / static_cast<double>(ticks);
+  for (std::size_t i = 0; i < tandem::detail::kLaunchPhases; ++i) {
+    st.counters[std::string("phase_") + tandem::detail::kLaunchPhaseNames[i] + "_ns"] =
+        static_cast<double>(t.ticks[i]) * ns_per_tick / static_cast<double>(t.launches);
+  }
 }
 
 void paired_launch(benchmark::State& st, KernelKind kind) {
@@ -97,9 +113,14 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
     auto raw_segment = [&] { return counted(raw_pmu, [&] { return per_call_ns(kSegment, [&] { k.raw(*d); }); }); };
     DriverTimes driver;  // TANDEM_BENCH_DRIVER_TIMING: the tracked segments' driver calls
     double tracked_total_ns = 0;
+    tandem::detail::LaunchPhaseTotals phases;  // TANDEM_LAUNCH_PHASES builds
     auto tracked_segment = [&] {
       const DriverTimes before = driver_times();
+      tandem::detail::launch_phase_reset();
       const double ns = counted(tracked_pmu, [&] { return per_call_ns(kSegment, [&] { (void)k.tracked(); }); });
+      const tandem::detail::LaunchPhaseTotals seg = tandem::detail::launch_phase_totals();
+      for (std::size_t i = 0; i < tandem::detail::kLaunchPhases; ++i) phases.ticks[i] += seg.ticks[i];
+      phases.launches += seg.launches;
       driver += driver_times().since(before);
       tracked_total_ns += ns * static_cast<double>(kSegment);
       return ns;
@@ -117,6 +138,7 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
     settle(*e);
     pairs.report(st, "raw_ns", "tracked_ns");
     if (driver_timing_on()) report_driver_split(st, driver, tracked_total_ns);
+    if (tandem::detail::kLaunchPhasesOn) report_launch_phases(st, phases, tracked_total_ns);
     if (pmu) {
       if (!pmu->any()) st.SetLabel("TANDEM_BENCH_PMU: no counter: " + pmu->refused());
       const double launches = static_cast<double>(pairs.size() * kSegment);

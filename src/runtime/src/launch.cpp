@@ -8,6 +8,7 @@
 #include "context_state.hpp"
 #include "stream_state.hpp"
 #include "submit.hpp"
+#include "tandem/detail/launch_phases.hpp"
 #include "tandem/errors.hpp"
 #include "view_factory.hpp"
 
@@ -88,6 +89,7 @@ driver::AccessMode lease_mode(Access a, bool view_is_atomic) noexcept {
 LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
                     const driver::LaunchDims& dims, void** params,
                     std::span<const ViewAccess> accesses) {
+  TANDEM_LAUNCH_PHASE(between);
   detail::StreamState& s = stream_of(stream);
   detail::ContextState& ctx = *s.ctx;
   detail::SmallVector<AccessRequest, 6> reqs;
@@ -117,7 +119,9 @@ LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
   };
   detail::SubmitSpec spec{detail::SubmissionKind::kernel, reqs.data(),
                           static_cast<std::uint32_t>(reqs.size()), enqueue, symbol.name, {}, true};
-  return finish(s, spec);
+  LaunchFuture future = finish(s, spec);
+  TANDEM_LAUNCH_PHASE(finish);
+  return future;
 }
 
 // "allocation 7 (context 2, device 1)"

@@ -9,6 +9,7 @@
 #include "ids.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
+#include "tandem/detail/launch_phases.hpp"
 #include "tandem/detail/trace.hpp"
 #include "tandem/errors.hpp"
 
@@ -321,6 +322,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
     Guard g(s.mu);
     if (s.capture) return capture_locked(s, spec);
   }
+  TANDEM_LAUNCH_PHASE(prepare);
   ContextState& ctx = *s.ctx;
   driver::Backend& b = ctx.backend();
   const std::uint64_t submitted_ns = ctx.retire_latency ? Submission::now_ns() : 0;
@@ -339,6 +341,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   resolve_conflicts(s, a, n, waits);
   WaitEvents wait_events;
   resolve_wait_events(waits, wait_events);
+  TANDEM_LAUNCH_PHASE(check);
 
   StreamLock stream_lock(s.mu);
   if (s.capture) {
@@ -346,6 +349,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
                                             " raced with a graph capture beginning on it");
   }
   Submission* sub = s.take_submission();
+  TANDEM_LAUNCH_PHASE(record);
   // Share the next event (see ContextOptions::share_completion_events) when
   // this stream has work pending that retirement will prove anyway, and the
   // run of covered submissions is short, or no event is free (making one
@@ -392,6 +396,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   // The queue's reference and the future's. Nobody else counts references
   // to it before it is queued (waiters on its leases read other fields).
   sub->refs.store(spec.want_future ? 2 : 1, std::memory_order_relaxed);
+  TANDEM_LAUNCH_PHASE(events);
   try {
     publish_leases(*sub, a, n);
   } catch (...) {
@@ -400,6 +405,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
     throw;
   }
   trackers.unlock();
+  TANDEM_LAUNCH_PHASE(publish);
 
   const driver::Result r = spec.enqueue(s.handle);
   if (!r.ok()) {
@@ -419,6 +425,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
     ctx.fail(r, r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver,
              std::string(spec.what) + " on stream " + std::to_string(s.id));
   }
+  TANDEM_LAUNCH_PHASE(driver_launch);
   if (cover) {
     ++s.shared_run;
     bump(s.shared_events, 1);
@@ -431,6 +438,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
       sub->event = {};
     }
   }
+  TANDEM_LAUNCH_PHASE(driver_record);
   sub->phase.store(SubmissionPhase::enqueued, std::memory_order_release);
   s.enqueue_locked(sub);
 #ifdef TANDEM_RUNTIME_TRACE
@@ -448,6 +456,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
 #endif
   bump(s.leases_taken, n);
   if (sub->user_visible()) bump(s.user_submitted, 1);
+  TANDEM_LAUNCH_PHASE(queue);
   return spec.want_future ? sub : nullptr;
 }
 
