@@ -4,8 +4,11 @@
 // ignores is not built.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "allocation_state.hpp"
@@ -85,6 +88,51 @@ TEST_F(LaunchFootprint, ARecordBackFromARefusedLaunchHoldsOnlyTheQueuesReference
   EXPECT_EQ(top->refs.load(), 1U);
   EXPECT_FALSE(top->keep_alive);
   ASSERT_TRUE(s.free_records.push(top));
+}
+
+// Retirement hands settled records back as a list of their addresses and
+// writes none of their lines: each line it wrote would have to come back
+// from its core when the submitter reuses the record (on the H200 a stack
+// linked through the records cost the launch that took it back one such
+// line a record). Their events reach the free list once each, and a record
+// taken from the pool carries none of its old ones.
+TEST_F(LaunchFootprint, RetirementGivesRecordsBackWithoutWritingThem) {
+  Env e = env();
+  detail::StreamState& s = *e.a.state();
+  driver::Backend& b = s.ctx->backend();
+  std::array<driver::EventHandle, 3> ev;
+  for (auto& x : ev) ASSERT_TRUE(b.event_create(s.ctx->handle, x).ok());
+  auto* older = new detail::Submission();
+  auto* newer = new detail::Submission();
+  older->event = ev[0];
+  newer->birth_mark = ev[1];
+  newer->event = ev[2];
+  using Bytes = std::array<unsigned char, sizeof(detail::Submission)>;
+  Bytes older_before, newer_before, older_after, newer_after;
+  std::memcpy(older_before.data(), static_cast<const void*>(older), sizeof(detail::Submission));
+  std::memcpy(newer_before.data(), static_cast<const void*>(newer), sizeof(detail::Submission));
+  detail::Submission* const settled[] = {older, newer};
+  s.give_back(settled, 2);
+  std::memcpy(older_after.data(), static_cast<const void*>(older), sizeof(detail::Submission));
+  std::memcpy(newer_after.data(), static_cast<const void*>(newer), sizeof(detail::Submission));
+  EXPECT_EQ(older_before, older_after);
+  EXPECT_EQ(newer_before, newer_after);
+
+  detail::Guard g(s.mu);
+  ASSERT_TRUE(s.has_free_event());  // takes back what retirement gave
+  for (const driver::EventHandle x : ev) {
+    EXPECT_EQ(std::count(s.free_events.begin(), s.free_events.end(), x), 1) << x.raw;
+  }
+  detail::Submission* first = s.take_submission();
+  detail::Submission* second = s.take_submission();
+  EXPECT_EQ(first, newer);  // the newest settled is reused first
+  EXPECT_EQ(second, older);
+  for (const detail::Submission* r : {first, second}) {
+    EXPECT_FALSE(r->event);
+    EXPECT_FALSE(r->birth_mark);
+  }
+  s.recycle(first);
+  s.recycle(second);
 }
 
 // Passes launches on to the simulator, saying whether it reads their

@@ -90,7 +90,7 @@ void StreamState::destroy() noexcept {
 }
 
 bool StreamState::has_free_event() {
-  if (free_events.empty()) take_back_returned();
+  if (free_events.empty() && has_returned.load(std::memory_order_relaxed)) take_back_returned();
   return !free_events.empty();
 }
 
@@ -141,32 +141,60 @@ driver::EventHandle StreamState::take_event() {
 
 void StreamState::give_back(Submission* const* records, std::size_t n) noexcept {
   if (n == 0) return;
-  for (std::size_t i = 0; i + 1 < n; ++i) records[i]->returned_next = records[i + 1];
-  Submission* const first = records[0];
-  Submission* const last = records[n - 1];
-  Submission* top = returned.load(std::memory_order_relaxed);
-  do {
-    last->returned_next = top;
-  } while (!returned.compare_exchange_weak(top, first, std::memory_order_release, std::memory_order_relaxed));
+  try {
+    Guard g(returned_mu);
+    const std::size_t had = returned_records.size(), had_events = returned_events.size();
+    try {
+      returned_records.insert(returned_records.end(), records, records + n);
+      // The records keep stale copies; take_submission clears them.
+      for (std::size_t i = 0; i < n; ++i) {
+        if (records[i]->birth_mark) returned_events.push_back(records[i]->birth_mark);
+        if (records[i]->event) returned_events.push_back(records[i]->event);
+      }
+    } catch (...) {
+      returned_records.resize(had);
+      returned_events.resize(had_events);
+      throw;
+    }
+    has_returned.store(true, std::memory_order_release);
+    return;
+  } catch (...) {
+  }
+  // No memory to grow the lists: back into the pool under the stream's lock,
+  // as a submitter would.
+  Guard g(mu);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (Submission* surplus = reuse_settled(records[i])) delete surplus;
+  }
 }
 
 void StreamState::take_back_returned() noexcept {
-  // The taker takes the whole stack at once: no ABA on the pushes.
-  Submission* r = returned.exchange(nullptr, std::memory_order_acquire);
-  while (r) {
-    Submission* const next = std::exchange(r->returned_next, nullptr);
-    if (Submission* surplus = reuse_settled(r)) delete surplus;
-    r = next;
+  {
+    Guard g(returned_mu);
+    taken_records.swap(returned_records);
+    taken_events.swap(returned_events);
+    has_returned.store(false, std::memory_order_relaxed);
   }
+  for (const driver::EventHandle e : taken_events) free_event(e);
+  taken_events.clear();
+  // In the order they settled: the newest on top, reused first.
+  for (Submission* r : taken_records) {
+    if (!free_records.push(r)) delete r;
+  }
+  taken_records.clear();
 }
 
 Submission* StreamState::take_submission() {
   // What retirement handed back since the last take, first: those records
   // are the ones this stream last used (RecordStack says why that matters).
-  if (returned.load(std::memory_order_relaxed) != nullptr) take_back_returned();
+  if (has_returned.load(std::memory_order_relaxed)) take_back_returned();
   if (!free_records.empty()) {
     Submission* s = free_records.pop();
     s->next = nullptr;
+    // Stale copies when retirement gave it back (give_back); the events
+    // themselves are in `free_events`.
+    s->event = {};
+    s->birth_mark = {};
     // Here rather than at retirement: this thread writes them next. Back to
     // inline storage too: a record that once carried a graph replay's
     // leases (16 for 8 nodes) would otherwise keep them on the heap for

@@ -163,10 +163,15 @@ struct StreamState {
   // `free_events`; returns it instead when the pool is full, for the caller
   // to delete once the lock is released.
   Submission* reuse_settled(Submission* s) noexcept TANDEM_REQUIRES(mu);
-  // Retirement, without the lock: hands settled records (as for
-  // reuse_settled) back through `returned`, where take_submission finds them.
+  // Retirement, without `mu`: hands settled records (as for reuse_settled)
+  // and their events back, as lists of handles, where take_submission finds
+  // them. Neither side walks the records to pass them: a record's lines are
+  // read by the submitter only when it reuses it, and retirement writes
+  // none of them (each line it wrote would have to come back from its core;
+  // a linked stack of returned records did that, one line a record, all at
+  // once in the launch that took the stack back).
   void give_back(Submission* const* records, std::size_t n) noexcept;
-  // Moves what retirement gave back into the pool.
+  // Moves what retirement gave back into the pool and the free events.
   void take_back_returned() noexcept TANDEM_REQUIRES(mu);
   // Appends a submission (seq assigned, events recorded) to the queue.
   void enqueue_locked(Submission* sub) noexcept TANDEM_REQUIRES(mu);
@@ -219,9 +224,10 @@ struct StreamState {
   std::atomic<Submission*> head{nullptr};
   std::atomic<Submission*> tail{nullptr};
   RecordStack free_records TANDEM_GUARDED_BY(mu);
-  // Settled records retirement gave back (a stack linked by returned_next):
-  // pushed without the lock, taken whole under it.
-  std::atomic<Submission*> returned{nullptr};
+  // The submitter's spare lists, swapped with the returned ones (below) so
+  // that taking them back allocates nothing.
+  std::vector<Submission*> taken_records TANDEM_GUARDED_BY(mu);
+  std::vector<driver::EventHandle> taken_events TANDEM_GUARDED_BY(mu);
   std::vector<driver::EventHandle> free_events TANDEM_GUARDED_BY(mu);
   std::vector<driver::EventHandle> surplus_events TANDEM_GUARDED_BY(mu);
   std::atomic<bool> has_surplus{false};  // surplus_events is not empty
@@ -272,6 +278,14 @@ struct StreamState {
   std::atomic<std::uint64_t> retired{0};
   std::atomic<std::uint64_t> quarantined{0};
   std::atomic<std::uint64_t> quiet_tail_markers{0};
+
+  // What retirement gave back (give_back), in the order it settled them.
+  // Lock order: `mu`, then `returned_mu`. `has_returned` spares the
+  // submitter the lock while the lists are empty.
+  alignas(64) SpinLock returned_mu;
+  std::vector<Submission*> returned_records TANDEM_GUARDED_BY(returned_mu);
+  std::vector<driver::EventHandle> returned_events TANDEM_GUARDED_BY(returned_mu);
+  std::atomic<bool> has_returned{false};
 
   alignas(64) std::atomic<std::uint32_t> refs{1};
 

@@ -84,11 +84,9 @@ struct alignas(64) Submission {
   // steady_clock ns at submit when the context measures retirement latency
   // (ContextOptions::measure_retirement_latency), else 0.
   std::uint64_t submitted_ns = 0;
-  Submission* next = nullptr;      // the stream's pending queue / free list
-  // Retired records on their way back to the stream's pool
-  // (StreamState::returned); `next` stays intact meanwhile, for a walk of
-  // the queue that started before retirement unlinked it.
-  Submission* returned_next = nullptr;
+  // The stream's pending queue. Left intact when retirement unlinks and
+  // gives the record back, for a walk of the queue that started before.
+  Submission* next = nullptr;
   SmallVector<Lease, 3> leases;
   std::shared_ptr<void> keep_alive;  // host memory a transfer reads or writes
 

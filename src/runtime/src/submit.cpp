@@ -392,7 +392,9 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   // touched: what is written after it should be as few lines as can be.
   // A failed enqueue recycles the record, which drops keep_alive.
   sub->covered = cover;
-  sub->keep_alive = std::move(spec.keep_alive);
+  // Pooled records hold none (retirement and recycle() drop it): a launch
+  // without host memory leaves the record's last line alone.
+  if (spec.keep_alive) sub->keep_alive = std::move(spec.keep_alive);
   // The queue's reference and the future's. Nobody else counts references
   // to it before it is queued (waiters on its leases read other fields).
   sub->refs.store(spec.want_future ? 2 : 1, std::memory_order_relaxed);
