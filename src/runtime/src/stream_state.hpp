@@ -81,6 +81,8 @@ class RecordStack {
   [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
   [[nodiscard]] std::uint32_t size() const noexcept { return count_; }
   Submission* pop() noexcept { return slots_[--count_]; }
+  // The record pop() returns next (not empty()).
+  [[nodiscard]] Submission* top() const noexcept { return slots_[count_ - 1]; }
   // False when full at kMaxCapacity, or when growing found no memory: the
   // caller keeps `s`.
   bool push(Submission* s) noexcept {
