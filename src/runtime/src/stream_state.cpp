@@ -215,7 +215,7 @@ Submission* StreamState::take_submission() {
     // last, and the driver's work since evicted it here. Fetched now, its
     // lines arrive during this launch's driver call instead of stalling the
     // next launch (on the H200 the record's lines were the costliest step
-    // of a tracked launch: results/h200/launch-phases-e8576ee).
+    // of a tracked launch: results/h200/launch-phases-41f78c4).
     if (!free_records.empty()) prefetch_record(free_records.top());
     s->next = nullptr;
     // Stale copies when retirement gave it back (give_back); the events
