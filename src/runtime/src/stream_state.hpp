@@ -140,7 +140,7 @@ struct StreamState {
   // driver for writing, and while other threads launch (each holding it
   // for reading) it waits for a moment none does: 5-65 ms on the H200 with
   // 8 threads launching. So events come back to `free_events` as their
-  // submissions settle, records in the pool carry none, and a stream that
+  // submissions settle, records in the pool own none, and a stream that
   // shares events covers a submission rather than make one (submit.cpp).
   driver::EventHandle take_event() TANDEM_REQUIRES(mu);
   // Whether take_event() has one without making it (takes back what
