@@ -118,9 +118,7 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
       const DriverTimes before = driver_times();
       tandem::detail::launch_phase_reset();
       const double ns = counted(tracked_pmu, [&] { return per_call_ns(kSegment, [&] { (void)k.tracked(); }); });
-      const tandem::detail::LaunchPhaseTotals seg = tandem::detail::launch_phase_totals();
-      for (std::size_t i = 0; i < tandem::detail::kLaunchPhases; ++i) phases.ticks[i] += seg.ticks[i];
-      phases.launches += seg.launches;
+      phases += tandem::detail::launch_phase_totals();
       driver += driver_times().since(before);
       tracked_total_ns += ns * static_cast<double>(kSegment);
       return ns;

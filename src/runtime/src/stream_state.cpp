@@ -141,24 +141,25 @@ driver::EventHandle StreamState::take_event() {
 
 void StreamState::give_back(Submission* const* records, std::size_t n) noexcept {
   if (n == 0) return;
-  try {
+  {
     Guard g(returned_mu);
-    const std::size_t had = returned_records.size(), had_events = returned_events.size();
+    bool room = true;
     try {
+      returned_records.reserve(returned_records.size() + n);
+      returned_events.reserve(returned_events.size() + 2 * n);  // a birth mark and an event each at most
+    } catch (...) {
+      room = false;
+    }
+    if (room) {  // nothing below allocates
       returned_records.insert(returned_records.end(), records, records + n);
       // The records keep stale copies; take_submission clears them.
       for (std::size_t i = 0; i < n; ++i) {
         if (records[i]->birth_mark) returned_events.push_back(records[i]->birth_mark);
         if (records[i]->event) returned_events.push_back(records[i]->event);
       }
-    } catch (...) {
-      returned_records.resize(had);
-      returned_events.resize(had_events);
-      throw;
+      has_returned.store(true, std::memory_order_release);
+      return;
     }
-    has_returned.store(true, std::memory_order_release);
-    return;
-  } catch (...) {
   }
   // No memory to grow the lists: back into the pool under the stream's lock,
   // as a submitter would.

@@ -3,7 +3,9 @@
 // the launching thread. Compiled in only with -DTANDEM_LAUNCH_PHASES=ON
 // (CMake); otherwise the marks are nothing. It says which step of a launch
 // grows when the same launch costs more in one state than in another (the
-// lent H200's VM gives no CPU performance counters to ask instead).
+// lent H200's VM gives no CPU performance counters to ask instead). The
+// steps inside submit() are marked for copies and transfers too, which
+// only `launch` counts: time a loop of kernel launches alone.
 #pragma once
 
 #include <array>
@@ -23,6 +25,12 @@ inline constexpr std::array<const char*, kLaunchPhases> kLaunchPhaseNames = {
 struct LaunchPhaseTotals {
   std::array<std::uint64_t, kLaunchPhases> ticks{};  // time stamp counter ticks
   std::uint64_t launches = 0;
+
+  LaunchPhaseTotals& operator+=(const LaunchPhaseTotals& more) noexcept {
+    for (std::size_t i = 0; i < kLaunchPhases; ++i) ticks[i] += more.ticks[i];
+    launches += more.launches;
+    return *this;
+  }
 };
 
 #ifdef TANDEM_LAUNCH_PHASES
