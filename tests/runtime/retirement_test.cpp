@@ -81,6 +81,29 @@ TEST_F(Retirement, DroppingEveryHandleWithWorkInFlightReturnsWithoutWaiting) {
   EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
 }
 
+// wait_for_retirement covers what dropping the handles submitted: the
+// stream is destroyed (after a marker proves the frees that followed its
+// last launch) and releases the context, before the wait returns.
+TEST_F(Retirement, WaitForRetirementReturnsOnlyAfterDroppedStreamsReleasedTheirContext) {
+  std::optional<Context> ctx = Context::create(device());
+  const driver::ContextHandle h = ctx->native();
+  std::optional<Stream> s = Stream::create(*ctx);
+  std::optional<View> x = allocate(*s, DType::u32, 64);
+  Gate& g = gate();
+  std::optional<LaunchFuture> f = fill(*s, *x, 3, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  f.reset();
+  x.reset();  // its free is queued on the stream after the launch
+  s.reset();
+  ctx.reset();
+  g.open();
+  ASSERT_TRUE(platform().wait_for_retirement(kPatience));
+  int ordinal = -1;
+  EXPECT_FALSE(platform().backend().context_device(h, ordinal).ok())
+      << "wait_for_retirement returned while the dropped stream still held its context";
+  EXPECT_EQ(sim().live_allocations(), 0U);
+}
+
 // ContextOptions::measure_retirement_latency: each user submission's time
 // from the submit call to its retirement, recorded once; nothing otherwise.
 TEST_F(Retirement, RetireLatencyCoversSubmitToRetirementOnlyWhenAsked) {

@@ -248,12 +248,18 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
         any_pending = true;  // a marker proves its untracked work done first
         continue;
       }
+      const std::uint64_t id = s->id;
       {
         Guard g(mu_);
         std::erase(streams_, s);
+        destroying_.push_back(id);
         ++generation_;
       }
       s->destroy();
+      {
+        Guard g(mu_);
+        std::erase(destroying_, id);
+      }
       destroyed = true;
     }
   }
@@ -640,21 +646,38 @@ bool Retirement::wait_until(Clock::time_point deadline, Pred pred) {
 bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time_point deadline) {
   if (on_retirement_thread()) return false;  // would wait for itself
   std::vector<std::pair<StreamState*, std::uint64_t>> targets;
+  // Streams no handle refers to any more: their last work and the frees
+  // after it were submitted before the call, and a stream releases its
+  // context (the driver context, the platform) only when this thread
+  // destroys it, which can take one more sweep than its work (a marker
+  // first proves the frees done). Waited for by id until they are gone, and
+  // not referenced here, which would keep them alive.
+  std::vector<std::uint64_t> dropped;
   {
     Guard g(mu_);
     for (StreamState* s : streams_) {
       if (ctx && s->ctx != ctx) continue;
       if (platform && s->ctx->platform != platform) continue;
+      if (s->refs.load(std::memory_order_acquire) == 1) {
+        dropped.push_back(s->id);
+        continue;
+      }
       const std::uint64_t target = s->submitted_seq.load(std::memory_order_acquire);
       if (s->settled_seq.load(std::memory_order_acquire) >= target) continue;
       s->add_ref();  // keep it alive while we watch it
       targets.emplace_back(s, target);
     }
   }
-  const bool ok = targets.empty() || wait_until(deadline, [&] {
-    return std::all_of(targets.begin(), targets.end(), [](const auto& t) {
-      return t.first->settled_seq.load(std::memory_order_acquire) >= t.second;
-    });
+  const auto gone = [&] {
+    Guard g(mu_);
+    const auto listed = [&](std::uint64_t id) { return std::find(dropped.begin(), dropped.end(), id) != dropped.end(); };
+    return std::none_of(streams_.begin(), streams_.end(), [&](const StreamState* s) { return listed(s->id); }) &&
+           std::none_of(destroying_.begin(), destroying_.end(), listed);
+  };
+  const bool ok = (targets.empty() && dropped.empty()) || wait_until(deadline, [&] {
+    return std::all_of(targets.begin(), targets.end(),
+                       [](const auto& t) { return t.first->settled_seq.load(std::memory_order_acquire) >= t.second; }) &&
+           (dropped.empty() || gone());
   });
   for (auto& t : targets) t.first->release();
   return ok;

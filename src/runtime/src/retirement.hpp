@@ -70,7 +70,8 @@ class Retirement {
 
   // Scope: streams whose context is `ctx` (or whose platform is `platform`;
   // both null = every stream). Blocks until each has settled everything
-  // queued before the call, or until `deadline` (returns false).
+  // queued before the call and those no handle refers to are destroyed, or
+  // until `deadline` (returns false).
   bool wait_settled(const void* ctx, const void* platform,
                     std::chrono::steady_clock::time_point deadline);
   // Blocks until `s` is retired or quarantined, or until `deadline`.
@@ -122,6 +123,9 @@ class Retirement {
   std::condition_variable cv_;
   std::vector<StreamState*> streams_ TANDEM_GUARDED_BY(mu_);
   std::uint64_t generation_ TANDEM_GUARDED_BY(mu_) = 0;
+  // Ids of streams out of `streams_` whose destroy() has not returned yet
+  // (wait_settled waits for those it saw dropped).
+  std::vector<std::uint64_t> destroying_ TANDEM_GUARDED_BY(mu_);
   bool wake_ TANDEM_GUARDED_BY(mu_) = false;
   // Retirement thread only.
   std::uint64_t seen_generation_ = 0;

@@ -61,7 +61,8 @@ class Platform {
   [[nodiscard]] driver::SimBackend* sim_backend() const noexcept;  // null on cuda
 
   // Blocks until everything submitted on this platform before the call has
-  // retired or been quarantined, or `timeout` passes (returns false).
+  // retired or been quarantined, and its streams that no handle refers to
+  // are destroyed, or `timeout` passes (returns false).
   bool wait_for_retirement(std::chrono::nanoseconds timeout) const;
 
   explicit Platform(detail::Ref<detail::PlatformState> s) noexcept : s_(std::move(s)) {}
