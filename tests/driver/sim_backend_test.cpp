@@ -374,6 +374,18 @@ TEST_F(SimBackendTest, StreamCreateDestroyCyclesDoNotAccumulateThreads) {
   EXPECT_EQ(probe_.runs.load(), kCycles);
 }
 
+// A backend can outlive every later call (kept to the end of the process by
+// quarantined memory); a worker reaped lazily would then stay unjoined.
+TEST_F(SimBackendTest, DestroyingAnIdleStreamJoinsItsWorkerAtOnce) {
+  const std::size_t before = thread_count();
+  const StreamHandle s = stream();
+  ASSERT_TRUE(Ok(*sim_, launch(kCount, s, {&arg_})));
+  sync(s);
+  EXPECT_EQ(thread_count(), before + 1);
+  ASSERT_TRUE(Ok(*sim_, sim_->stream_destroy(ctx_, s)));
+  EXPECT_EQ(thread_count(), before) << "the idle stream's worker outlived stream_destroy";
+}
+
 TEST_F(SimBackendTest, DestructorDrainsQueuesOfLeakedHandles) {
   const StreamHandle s1 = stream();
   const StreamHandle s2 = stream();

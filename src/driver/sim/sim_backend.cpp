@@ -563,7 +563,13 @@ Result SimBackend::stream_destroy(ContextHandle ctx, StreamHandle s) noexcept {
     impl_->streams.erase(it);
   }
   stream->close();  // does not wait: the worker drains what is queued
-  {
+  if (stream->query() == Status::ok) {
+    // Nothing queued or running: the worker is leaving its loop, and
+    // joining it waits for no device work. Joined now, not lazily: a
+    // backend kept alive to the end of the process (by memory quarantined
+    // there) would never reap it, leaving a finished thread unjoined.
+    stream->join();
+  } else {
     Lock lock(impl_->mu);
     impl_->retired.push_back(std::move(stream));
   }
