@@ -11,9 +11,10 @@
 
 // ThreadSanitizer: a quarantined allocation is retained forever (spec §6), and
 // with it its Context, Platform and simulated backend, so the backend never
-// joins the worker threads of streams destroyed later. Those finished,
-// never-joined sim workers are the intended leak, not a runtime thread leak
-// (the runtime's only thread, retirement, is detached).
+// joins the worker of a stream destroyed later while work was still queued
+// on it (an idle one is joined at destroy). Such a finished, never-joined
+// sim worker is the intended leak, not a runtime thread leak (the runtime's
+// only thread, retirement, is detached).
 #if defined(TANDEM_TEST_TSAN)
 extern "C" const char* __tsan_default_options() { return "report_thread_leaks=0"; }
 #endif
@@ -39,6 +40,37 @@ class Retirement : public RuntimeFixture {
       (void)be.mem_free(h, p);
     });
   }
+
+  // An owned context, a stream and a buffer on it, and a fill of the buffer
+  // held at its gate: every handle droppable while the launch is in flight.
+  struct HeldLaunch {
+    std::optional<Context> ctx;
+    driver::ContextHandle h;
+    std::optional<Stream> s;
+    std::optional<View> x;
+    std::optional<LaunchFuture> f;
+    Gate* g;
+    void drop_handles() {
+      f.reset();
+      x.reset();  // its free is queued on the stream after the launch
+      s.reset();
+      ctx.reset();
+    }
+  };
+  // Returns once the fill has reached its gate.
+  void hold_launch(HeldLaunch& l) {
+    l.ctx = Context::create(device());
+    l.h = l.ctx->native();
+    l.s = Stream::create(*l.ctx);
+    l.x = allocate(*l.s, DType::u32, 64);
+    l.g = &gate();
+    l.f = fill(*l.s, *l.x, 3, {.gate = l.g});
+    ASSERT_TRUE(l.g->wait_arrivals(1));
+  }
+  bool context_live(driver::ContextHandle h) {
+    int ordinal = -1;
+    return platform().backend().context_device(h, ordinal).ok();
+  }
 };
 
 TEST_F(Retirement, DroppingABufferWithWorkInFlightReturnsWithoutWaiting) {
@@ -55,29 +87,15 @@ TEST_F(Retirement, DroppingABufferWithWorkInFlightReturnsWithoutWaiting) {
 }
 
 TEST_F(Retirement, DroppingEveryHandleWithWorkInFlightReturnsWithoutWaiting) {
-  std::optional<Context> ctx = Context::create(device());
-  const driver::ContextHandle h = ctx->native();
-  std::optional<Stream> s = Stream::create(*ctx);
-  std::optional<View> x = allocate(*s, DType::u32, 64);
-  Gate& g = gate();
-  std::optional<LaunchFuture> f = fill(*s, *x, 3, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
-  EXPECT_TRUE(returns_within(
-      [&] {
-        f.reset();
-        x.reset();
-        s.reset();
-        ctx.reset();
-      },
-      kPatience, [&] { g.open(); }))
+  HeldLaunch l;
+  ASSERT_NO_FATAL_FAILURE(hold_launch(l));
+  EXPECT_TRUE(returns_within([&] { l.drop_handles(); }, kPatience, [&] { l.g->open(); }))
       << "dropping a future, buffer, stream or context waited for the GPU";
-  int ordinal = -1;
-  EXPECT_TRUE(platform().backend().context_device(h, ordinal).ok()) << "context released under pending work";
-  g.open();
+  EXPECT_TRUE(context_live(l.h)) << "context released under pending work";
+  l.g->open();
   settle();
   // The context goes once its last use (the stream, after its work) retired.
-  EXPECT_TRUE(eventually([&] { return !platform().backend().context_device(h, ordinal).ok(); }))
-      << "the owned context was never released";
+  EXPECT_TRUE(eventually([&] { return !context_live(l.h); })) << "the owned context was never released";
   EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
 }
 
@@ -85,22 +103,12 @@ TEST_F(Retirement, DroppingEveryHandleWithWorkInFlightReturnsWithoutWaiting) {
 // stream is destroyed (after a marker proves the frees that followed its
 // last launch) and releases the context, before the wait returns.
 TEST_F(Retirement, WaitForRetirementReturnsOnlyAfterDroppedStreamsReleasedTheirContext) {
-  std::optional<Context> ctx = Context::create(device());
-  const driver::ContextHandle h = ctx->native();
-  std::optional<Stream> s = Stream::create(*ctx);
-  std::optional<View> x = allocate(*s, DType::u32, 64);
-  Gate& g = gate();
-  std::optional<LaunchFuture> f = fill(*s, *x, 3, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
-  f.reset();
-  x.reset();  // its free is queued on the stream after the launch
-  s.reset();
-  ctx.reset();
-  g.open();
+  HeldLaunch l;
+  ASSERT_NO_FATAL_FAILURE(hold_launch(l));
+  l.drop_handles();
+  l.g->open();
   ASSERT_TRUE(platform().wait_for_retirement(kPatience));
-  int ordinal = -1;
-  EXPECT_FALSE(platform().backend().context_device(h, ordinal).ok())
-      << "wait_for_retirement returned while the dropped stream still held its context";
+  EXPECT_FALSE(context_live(l.h)) << "wait_for_retirement returned while the dropped stream still held its context";
   EXPECT_EQ(sim().live_allocations(), 0U);
 }
 
