@@ -37,7 +37,7 @@ AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::
   if (birth) birth->add_ref();
   if (origin == Origin::foreign) ctx_.foreign_unreleased.fetch_add(1, std::memory_order_relaxed);
   if (!holds_memory()) return;
-  ctx_.live_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  ctx_.note_held_bytes(ctx_.live_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes);
   ctx_.allocations_total.fetch_add(1, std::memory_order_release);
 }
 

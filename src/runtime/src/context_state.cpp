@@ -127,6 +127,14 @@ void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::
   (void)b.mem_free_async(handle, ptr, free_stream);
 }
 
+void ContextState::note_held_bytes(std::uint64_t live_now) noexcept {
+  const std::uint64_t released = released_unproven_bytes.load(std::memory_order_relaxed);
+  const std::uint64_t held = live_now > released ? live_now - released : 0;
+  std::uint64_t peak = held_bytes_peak.load(std::memory_order_relaxed);
+  while (held > peak && !held_bytes_peak.compare_exchange_weak(peak, held, std::memory_order_relaxed)) {
+  }
+}
+
 std::vector<StreamAnchor*> ContextState::stream_anchors() {
   std::vector<StreamAnchor*> anchors;
   Guard g(mu_);
@@ -233,6 +241,8 @@ RuntimeStats ContextState::stats() const {
     st.live_allocations = made > freed + quarantined ? made - freed - quarantined : 0;
   }
   st.live_bytes = live_bytes.load(std::memory_order_relaxed);
+  st.released_unproven_bytes = released_unproven_bytes.load(std::memory_order_relaxed);
+  st.held_bytes_peak = held_bytes_peak.load(std::memory_order_relaxed);
   st.quarantined_allocations = quarantined_allocations.load(std::memory_order_relaxed);
   st.quarantined_bytes = quarantined_bytes.load(std::memory_order_relaxed);
   st.foreign_owners_unreleased = foreign_unreleased.load(std::memory_order_relaxed);

@@ -103,6 +103,12 @@ struct ContextState {
   std::shared_ptr<void> keep_alive;
 
   std::atomic<std::uint64_t> live_bytes{0};
+  // Released on the device (free enqueued), not proven executed yet: still
+  // in live_bytes, but no longer held from the device (stats.hpp).
+  std::atomic<std::uint64_t> released_unproven_bytes{0};
+  std::atomic<std::uint64_t> held_bytes_peak{0};
+  // Raises held_bytes_peak to what is held now (after an allocation).
+  void note_held_bytes(std::uint64_t live_now) noexcept;
   std::atomic<std::uint64_t> quarantined_allocations{0};
   std::atomic<std::uint64_t> quarantined_bytes{0};
   std::atomic<std::uint64_t> foreign_unreleased{0};

@@ -53,6 +53,14 @@ struct ContextOptions {
   // costs 7-11 % of a launch on the H200. Off: one event per submission,
   // exact attribution (the scenario executor's choice).
   bool share_completion_events = true;
+  // Allocation under pressure (spec/runtime.md §6): an allocation the
+  // driver refuses for want of memory first enqueues every pending release,
+  // retires what is proven, trims the pool and retries; if that fails too
+  // and tandem's own work in flight holds memory, it waits up to this long
+  // for that work to retire and tries once more. Zero: no waiting (the
+  // steps that need none still run). An injected failure (a sim fault) is
+  // never retried.
+  std::chrono::nanoseconds out_of_memory_wait = std::chrono::seconds(10);
 };
 
 class Context {
@@ -99,6 +107,9 @@ class Context {
   // runtime's internal markers), or null unless the context was created with
   // measure_retirement_latency. Written by retirement; lock-free reads.
   [[nodiscard]] const LatencyHistogram* retire_latency() const noexcept;
+  // Lock-free: starts RuntimeStats::held_bytes_peak again from the bytes
+  // held now.
+  void reset_held_bytes_peak() const noexcept;
 
   // --- several devices ------------------------------------------------------
   // Sync, blocking the caller for the driver calls only (no device work is

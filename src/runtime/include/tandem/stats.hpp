@@ -26,6 +26,28 @@ struct RuntimeStats {
   // retirement thread queued after a stream's covered newest work went quiet.
   std::uint64_t shared_event_submissions = 0;
   std::uint64_t quiet_tail_markers = 0;
+  // Release (spec/runtime.md §6). An allocation whose last view is dropped
+  // while work still uses it is *awaiting release* until its free is
+  // enqueued on the device; then *released, unproven* until the free is
+  // proven executed (it still counts in live_allocations/live_bytes until
+  // then, and is freed after). The device may reuse released memory in
+  // stream order at once, so what keeps memory from the device is
+  // live_bytes - released_unproven_bytes: `held_bytes_peak` is the highest
+  // that figure reached (Context::reset_held_bytes_peak starts it again).
+  std::uint64_t awaiting_release_allocations = 0;
+  std::uint64_t awaiting_release_bytes = 0;
+  std::uint64_t released_unproven_allocations = 0;
+  std::uint64_t released_unproven_bytes = 0;
+  std::uint64_t held_bytes_peak = 0;
+  // Frees enqueued in stream order before their work was proven done, and
+  // frees made only after host proof (foreign memory aside).
+  std::uint64_t stream_ordered_releases = 0;
+  std::uint64_t host_proven_releases = 0;
+  // Allocations that failed with out-of-memory at first and were retried
+  // (ContextOptions::out_of_memory_wait), and of those, the ones that then
+  // succeeded.
+  std::uint64_t pressure_retries = 0;
+  std::uint64_t pressure_recoveries = 0;
 };
 
 struct MemoryInfo {

@@ -50,6 +50,11 @@ struct Result {
   Status status = Status::ok;
   int raw = 0;
   const char* api = "";
+  // A failure the backend made on purpose (the simulated device's injected
+  // faults): asking again cannot succeed where it should not, so the
+  // runtime does not retry it (an allocation under pressure retries real
+  // out-of-memory only).
+  bool injected = false;
   [[nodiscard]] constexpr bool ok() const noexcept { return status == Status::ok; }
 };
 
