@@ -74,7 +74,11 @@ TEST_F(Births, AnAllocationUsedOnAnotherStreamIsFreedOnlyAfterThatUseRetires) {
   EXPECT_EQ(e.ctx.stats().frees_total, frees) << "freed while another stream's lease was pending";
   g.open();
   ASSERT_TRUE(use.wait(kPatience));
+  // Released in stream order behind the use (its only lease): freed once
+  // that free is proven executed, which retirement waits for.
+  settle();
   EXPECT_EQ(e.ctx.stats().frees_total, frees + 1);
+  EXPECT_EQ(e.ctx.stats().stream_ordered_releases, 1U);
   sim().set_stream_delay(e.b.native(), std::chrono::microseconds(0));
   settle();
   e.a.synchronize();

@@ -5,6 +5,8 @@
 
 #include "context_state.hpp"
 #include "ids.hpp"
+#include "retirement.hpp"
+#include "submission.hpp"
 #include "stream_state.hpp"
 #include "tandem/detail/trace.hpp"
 #include "tandem/errors.hpp"
@@ -80,9 +82,83 @@ void AllocationState::add_leases(std::uint32_t n) {
 void AllocationState::mark_quarantined() noexcept {
   if (quarantined_.exchange(true, std::memory_order_acq_rel)) return;
   if (!holds_memory()) return;
+  // Awaiting or released, it is neither any more: retained forever.
+  (void)move_release(Release::settled, Release::settled);
   ctx->live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   ctx->quarantined_allocations.fetch_add(1, std::memory_order_release);
   ctx->quarantined_bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+bool AllocationState::move_release(Release from, Release to) noexcept {
+  Release was = from;
+  if (from == Release::settled) {
+    was = release_.exchange(to, std::memory_order_acq_rel);
+  } else if (!release_.compare_exchange_strong(was, to, std::memory_order_acq_rel)) {
+    return false;
+  }
+  ContextState& c = *ctx;
+  const auto count = [&](Release r, std::int64_t sign) {
+    const std::uint64_t n = static_cast<std::uint64_t>(sign), b = static_cast<std::uint64_t>(sign) * bytes;
+    if (r == Release::awaiting) {
+      c.awaiting_release_allocations.fetch_add(n, std::memory_order_relaxed);
+      c.awaiting_release_bytes.fetch_add(b, std::memory_order_relaxed);
+    } else if (r == Release::released) {
+      c.released_unproven_allocations.fetch_add(n, std::memory_order_relaxed);
+      c.released_unproven_bytes.fetch_add(b, std::memory_order_relaxed);
+    }
+  };
+  count(was, -1);
+  count(to, +1);
+  return true;
+}
+
+// Runs on the thread that drops the last view while submissions still
+// lease the allocation. The view becomes a count of the release's own in
+// the lease field (views 1 -> 0, leases + 1, one atomic step): a lease that
+// retires meanwhile cannot bring the word to zero and free the memory a
+// second time. When every lease is on one stream of this context, the free
+// goes onto that stream behind them (StreamState::push_release: its next
+// submitter, allocator or the retirement thread enqueues it); the memory
+// is then reusable in stream order before the host has proven anything.
+void AllocationState::release_in_stream_order() noexcept {
+  counts_.fetch_add(kLease - kView, std::memory_order_acq_rel);
+  (void)move_release(Release::none, Release::awaiting);
+  if (!Retirement::process_is_exiting()) {
+    Guard g(tracker_lock);
+    // Pending owners (a tracked lease's submission has not settled), so
+    // their streams exist; no new lease can appear (no view is left).
+    StreamState* target = nullptr;
+    bool one_stream = true;
+    for (const Lease* l : leases) {
+      StreamState* st = l->owner->stream;
+      if (target && st != target) one_stream = false;
+      target = st;
+    }
+    if (target && one_stream && target->ctx == ctx && target->push_release(this)) return;
+  }
+  // Nothing leased any more (it retired meanwhile), leases on several
+  // streams or on another context's stream: the free waits for host proof
+  // that the work is done, as for graph-held and foreign memory
+  // (docs/runtime.md, "Release in stream order").
+  drop(kLease);
+}
+
+bool AllocationState::begin_device_release() noexcept {
+  return !quarantined() && move_release(Release::awaiting, Release::released);
+}
+
+void AllocationState::abandon_device_release() noexcept {
+  (void)move_release(Release::released, Release::awaiting);
+  drop(kLease);
+}
+
+void AllocationState::finish_device_release(bool executed) noexcept {
+  if (!executed) {
+    mark_quarantined();  // the release's count stays: retained forever
+    return;
+  }
+  ctx->stream_ordered_releases.fetch_add(1, std::memory_order_relaxed);
+  drop(kLease);
 }
 
 // Every view, lease and graph reference is gone: the memory is no longer
@@ -94,9 +170,13 @@ void AllocationState::last_use_gone() noexcept {
   // same.
   if (quarantined()) return;
   ContextState* c = ctx;
+  const Release release = release_.load(std::memory_order_acquire);
+  if (release == Release::awaiting) c->host_proven_releases.fetch_add(1, std::memory_order_relaxed);
+  (void)move_release(Release::settled, Release::settled);
   switch (origin) {
     case Origin::runtime:
-      c->free_memory(base, birth, birth_seq);
+      // Released: its free ran on the device, proven (finish_device_release).
+      if (release != Release::released) c->free_memory(base, birth, birth_seq);
       break;
     case Origin::foreign:
       if (owner_) {

@@ -65,8 +65,16 @@ class AllocationState {
   void add_graph();
   void add_leases(std::uint32_t n);
   // May free the memory / release the owner on the calling thread; never
-  // call with a runtime lock held.
-  void drop_view() noexcept { drop(kView); }
+  // call with a runtime lock held. The last view of a pool allocation that
+  // work still leases is released in stream order (release_in_stream_order).
+  void drop_view() noexcept {
+    const std::uint64_t w = counts_.load(std::memory_order_acquire);
+    if (views_of(w) == 1 && graphs_of(w) == 0 && (w >> 40) != 0 && origin == Origin::runtime) {
+      release_in_stream_order();
+      return;
+    }
+    drop(kView);
+  }
   void drop_graph() noexcept { drop(kGraph); }
   void drop_leases(std::uint32_t n) noexcept { drop(kLease * n); }
 
@@ -84,6 +92,21 @@ class AllocationState {
 
   // Retained forever: a submission touching it has unknown completion.
   void mark_quarantined() noexcept;
+
+  // --- stream-ordered release (spec/runtime.md §6; stream_state.hpp) -------
+  // Where the memory of a dropped allocation is: `awaiting` its free (work
+  // in flight still uses it), `released` (the free is enqueued behind that
+  // work, not yet proven executed). Each state is counted in the context.
+  enum class Release : std::uint8_t { none, awaiting, released, settled };
+  // The stream's drain (under its lock): the free is about to be enqueued.
+  // False when the allocation was quarantined meanwhile (no free, ever).
+  bool begin_device_release() noexcept;
+  // The enqueue failed: the release waits for host proof after all.
+  void abandon_device_release() noexcept;
+  // Retirement, once the submission after the free settled: `executed`
+  // when it completed (the free ran: the allocation is freed), else the
+  // allocation is quarantined. Drops the release's count.
+  void finish_device_release(bool executed) noexcept;
 
   [[nodiscard]] bool freed() const noexcept { return freed_.load(std::memory_order_acquire); }
   [[nodiscard]] bool quarantined() const noexcept {
@@ -139,11 +162,17 @@ class AllocationState {
     if (counts_.fetch_sub(amount, std::memory_order_acq_rel) == amount) last_use_gone();
   }
   void last_use_gone() noexcept;
+  // The dropping thread of the last view while leases remain (cold).
+  [[gnu::cold, gnu::noinline]] void release_in_stream_order() noexcept;
+  // Moves the release state from `from` (or any, when from == settled) to
+  // `to`, adjusting the context's counters; false if it was not `from`.
+  bool move_release(Release from, Release to) noexcept;
 
   std::atomic<std::uint32_t> record_refs_{1};  // 1 = "the memory is alive"
   std::atomic<bool> freed_{false};
   std::atomic<bool> quarantined_{false};
   std::atomic<bool> owner_released_{false};
+  std::atomic<Release> release_{Release::none};
   std::function<void()> owner_;
 };
 

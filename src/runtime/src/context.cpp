@@ -1,5 +1,6 @@
 #include "tandem/context.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -18,6 +19,7 @@ Context make(const Device& device, driver::ContextHandle borrowed, std::shared_p
   // Before the context is shared: no submission can exist yet.
   if (options.measure_retirement_latency) c.state()->retire_latency = std::make_unique<LatencyHistogram>();
   c.state()->share_events = options.share_completion_events;
+  c.state()->out_of_memory_wait = std::max(options.out_of_memory_wait, std::chrono::nanoseconds::zero());
   return c;
 }
 }  // namespace
@@ -55,8 +57,9 @@ MemoryInfo Context::memory_info() const {
 
 void Context::trim() const {
   driver::Backend& b = s_->backend();
-  // Frees go onto the streams the memory was allocated on; the free stream
-  // waits for those that are not proven done yet.
+  // Frees go onto the streams the memory was allocated on (or last used
+  // on); the free stream waits for those that are not proven done yet.
+  s_->flush_releases();
   s_->order_free_stream_after_untracked_work();
   s_->check(b.stream_synchronize(s_->handle, s_->free_stream), "waiting for the runtime's frees");
   s_->check(b.pool_trim(s_->handle, s_->pool, 0), "trimming the memory pool");

@@ -146,6 +146,57 @@ std::vector<StreamAnchor*> ContextState::stream_anchors() {
   return anchors;
 }
 
+void ContextState::flush_releases() noexcept {
+  std::vector<StreamAnchor*> anchors;
+  try {
+    anchors = stream_anchors();
+  } catch (...) {
+    return;  // no memory for the list: the streams drain them as they go
+  }
+  for (StreamAnchor* a : anchors) {
+    {
+      Guard ga(a->mu);
+      if (StreamState* s = a->stream; s && s->inbox_ready.load(std::memory_order_acquire)) {
+        Guard g(s->mu);
+        s->drain_releases(s->next_seq);
+      }
+    }
+    a->release();
+  }
+}
+
+bool ContextState::cover_untracked_work() noexcept {
+  std::vector<StreamAnchor*> anchors;
+  try {
+    anchors = stream_anchors();
+  } catch (...) {
+    return true;  // cannot tell: assume there is something to wait for
+  }
+  bool in_flight = false;
+  bool queued = false;
+  {
+    const NotifyRetirementIfQueued notify{queued};
+    for (StreamAnchor* a : anchors) {
+      {
+        Guard ga(a->mu);
+        if (StreamState* s = a->stream) {
+          Guard g(s->mu);
+          if (!s->capture && s->untracked_seq > a->proven_seq.load(std::memory_order_acquire)) {
+            try {
+              (void)s->event_after(s->untracked_seq, queued);
+            } catch (...) {
+              // No event to be had: nothing more can be proven on this stream.
+            }
+          }
+          in_flight |= s->pending() != 0 || s->has_release_work();
+        }
+      }
+      a->release();
+    }
+  }
+  return in_flight;
+}
+
 void ContextState::order_free_stream_after_untracked_work() {
   const std::vector<StreamAnchor*> anchors = stream_anchors();
   bool queued = false;
@@ -243,6 +294,13 @@ RuntimeStats ContextState::stats() const {
   st.live_bytes = live_bytes.load(std::memory_order_relaxed);
   st.released_unproven_bytes = released_unproven_bytes.load(std::memory_order_relaxed);
   st.held_bytes_peak = held_bytes_peak.load(std::memory_order_relaxed);
+  st.released_unproven_allocations = released_unproven_allocations.load(std::memory_order_relaxed);
+  st.awaiting_release_allocations = awaiting_release_allocations.load(std::memory_order_relaxed);
+  st.awaiting_release_bytes = awaiting_release_bytes.load(std::memory_order_relaxed);
+  st.stream_ordered_releases = stream_ordered_releases.load(std::memory_order_relaxed);
+  st.host_proven_releases = host_proven_releases.load(std::memory_order_relaxed);
+  st.pressure_retries = pressure_retries.load(std::memory_order_relaxed);
+  st.pressure_recoveries = pressure_recoveries.load(std::memory_order_relaxed);
   st.quarantined_allocations = quarantined_allocations.load(std::memory_order_relaxed);
   st.quarantined_bytes = quarantined_bytes.load(std::memory_order_relaxed);
   st.foreign_owners_unreleased = foreign_unreleased.load(std::memory_order_relaxed);

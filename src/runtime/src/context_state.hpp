@@ -3,6 +3,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -49,6 +50,14 @@ struct ContextState {
   // stream exists (the pool reuses it there at once, with no dependency on
   // another stream), else on the internal free stream.
   void free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::uint64_t birth_seq) noexcept;
+  // Enqueues the frees waiting in every stream's release inbox now
+  // (allocation under pressure, Context::trim). Takes each stream's lock.
+  void flush_releases() noexcept;
+  // Allocation under pressure: queues a marker after the untracked work
+  // (frees, allocations) of each stream that nothing proves yet, so that
+  // waiting for retirement waits for those frees to run. Returns whether
+  // any of this context's work is in flight (worth waiting for).
+  bool cover_untracked_work() noexcept;
   // Makes the internal free stream wait until the frees (and allocations)
   // enqueued on the context's streams so far are done (Context::trim).
   void order_free_stream_after_untracked_work();
@@ -87,6 +96,7 @@ struct ContextState {
   // building them for a backend that ignores them.
   const bool backend_reads_accesses;
   bool share_events = true;  // ContextOptions::share_completion_events; set once, like retire_latency
+  std::chrono::nanoseconds out_of_memory_wait{0};  // ContextOptions::out_of_memory_wait; set once
   // Set once before the context is shared (Context::create); see
   // ContextOptions::measure_retirement_latency.
   std::unique_ptr<LatencyHistogram> retire_latency;
@@ -106,6 +116,13 @@ struct ContextState {
   // Released on the device (free enqueued), not proven executed yet: still
   // in live_bytes, but no longer held from the device (stats.hpp).
   std::atomic<std::uint64_t> released_unproven_bytes{0};
+  std::atomic<std::uint64_t> released_unproven_allocations{0};
+  std::atomic<std::uint64_t> awaiting_release_allocations{0};
+  std::atomic<std::uint64_t> awaiting_release_bytes{0};
+  std::atomic<std::uint64_t> stream_ordered_releases{0};
+  std::atomic<std::uint64_t> host_proven_releases{0};
+  std::atomic<std::uint64_t> pressure_retries{0};
+  std::atomic<std::uint64_t> pressure_recoveries{0};
   std::atomic<std::uint64_t> held_bytes_peak{0};
   // Raises held_bytes_peak to what is held now (after an allocation).
   void note_held_bytes(std::uint64_t live_now) noexcept;

@@ -154,12 +154,13 @@ void Retirement::run() {
     bool any_pending = false;
     std::uint32_t deepest = 0;
     const bool progress = sweep(streams, any_pending, deepest);
+    sweeps_.fetch_add(1, std::memory_order_acq_rel);
     const bool waiting = waiters_.load(std::memory_order_acquire) != 0;
     if (progress) {
       last_progress = Clock::now();
       idle_rounds = 0;
-      if (waiting) notify_waiters();
     }
+    if (waiting) notify_waiters();  // a wait_sweep counts sweeps, not progress
     std::uint64_t submitted = 0;
     for (const StreamState* s : streams) submitted += s->submitted_seq.load(std::memory_order_relaxed);
     busy_sweeps = submitted == seen_submitted ? 0 : busy_sweeps + 1;
@@ -237,6 +238,10 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
   bool destroyed = false;
   for (StreamState* s : streams) {
     if (s->has_surplus.load(std::memory_order_relaxed)) s->destroy_surplus_events();
+    if (s->has_release_work()) {
+      progress |= tend_releases(*s);
+      any_pending = true;  // until every release is proven: wait_settled counts them
+    }
     if (s->pending() != 0) {
       progress |= sweep_stream(*s);
       const std::uint64_t left = s->pending();
@@ -399,14 +404,7 @@ Submission* Retirement::newest_evented(StreamState& s, Submission* head, Submiss
 Submission* Retirement::cover_quiet_tail(StreamState& s, Submission* newest) noexcept
     TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   const bool waiting = waiters_.load(std::memory_order_relaxed) != 0;
-  const std::uint64_t submitted = s.submitted_seq.load(std::memory_order_acquire);
-  const std::uint64_t now = Submission::now_ns();
-  if (submitted != s.swept_submitted) {
-    s.swept_submitted = submitted;
-    s.quiet_since_ns = now;
-    if (!waiting) return newest;
-  }
-  if (!waiting && std::chrono::nanoseconds(now - s.quiet_since_ns) < kCoverQuiet) return newest;
+  if (!quiet(s, waiting)) return newest;
   if (waiting) {
     s.mu.lock();
   } else if (!s.mu.try_lock()) {
@@ -425,6 +423,73 @@ Submission* Retirement::cover_quiet_tail(StreamState& s, Submission* newest) noe
   }
   s.mu.unlock();
   return t;
+}
+
+bool Retirement::quiet(StreamState& s, bool waiting) noexcept {
+  const std::uint64_t submitted = s.submitted_seq.load(std::memory_order_acquire);
+  const std::uint64_t now = Submission::now_ns();
+  if (submitted != s.swept_submitted) {
+    s.swept_submitted = submitted;
+    s.quiet_since_ns = now;
+    return waiting;
+  }
+  return waiting || std::chrono::nanoseconds(now - s.quiet_since_ns) >= kCoverQuiet;
+}
+
+// A stream's submitter drains its releases at its next submission or
+// allocation, and that submission proves the frees. A stream that went
+// quiet gets both from here: without a waiter only through try_lock (a
+// submitter holding the lock is about to drain them itself).
+bool Retirement::tend_releases(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+  bool did = false;
+  failed_releases_.clear();
+  try {
+    s.take_failed_releases(failed_releases_);
+  } catch (...) {
+    // No room for the list: they stay with the stream until the next sweep.
+  }
+  for (AllocationState* a : failed_releases_) a->abandon_device_release();
+  if (!failed_releases_.empty()) {
+    s.releases_finished.fetch_add(failed_releases_.size(), std::memory_order_acq_rel);
+    did = true;
+  }
+  if (!s.has_uncovered_releases()) return did;
+  const bool waiting = waiters_.load(std::memory_order_relaxed) != 0;
+  if (!quiet(s, waiting)) return did;
+  if (waiting) {
+    s.mu.lock();
+  } else if (!s.mu.try_lock()) {
+    return did;
+  }
+  s.drain_releases(s.next_seq);
+  if (s.has_uncovered_work() && !s.capture) {
+    bool queued = false;
+    try {
+      (void)s.queue_marker(queued);
+    } catch (...) {
+      // No event to be had: the device is failing; the frees stay unproven.
+    }
+    did |= queued;
+  }
+  s.mu.unlock();
+  return did;
+}
+
+void Retirement::finish_releases(StreamState& s, std::uint64_t last_seq) noexcept {
+  releases_.clear();
+  try {
+    s.take_settled_releases(last_seq, releases_);
+  } catch (...) {
+    return;  // no room for the list: the next settle takes them
+  }
+  if (releases_.empty()) return;
+  const std::uint64_t first = outcomes_.front().sub->seq;
+  for (const auto& [seq, a] : releases_) {
+    // Taken at the settle that reached `seq`: seq >= first.
+    const bool executed = seq >= first ? outcomes_[seq - first].completed : true;
+    a->finish_device_release(executed);
+  }
+  s.releases_finished.fetch_add(releases_.size(), std::memory_order_acq_rel);
 }
 
 // Finds (within kProbes queries) a complete submission in [head, newest),
@@ -559,6 +624,7 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
   // the stream's allocations and frees included.
   if (proven != 0) s.anchor->proven_seq.store(proven, std::memory_order_release);
   drop_lease_counts();
+  if (s.has_release_work()) finish_releases(s, last->seq);
   // Each outcome is published to its futures (release order, after the
   // leases are gone); a record no future refers to cannot be observed any
   // more, so it keeps its `pending` state and goes straight back to the
@@ -645,7 +711,14 @@ bool Retirement::wait_until(Clock::time_point deadline, Pred pred) {
 
 bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time_point deadline) {
   if (on_retirement_thread()) return false;  // would wait for itself
-  std::vector<std::pair<StreamState*, std::uint64_t>> targets;
+  // Per stream: its submissions queued before the call, and its releases
+  // pushed before it (frees proven executed, or quarantined).
+  struct Target {
+    StreamState* s;
+    std::uint64_t submitted;
+    std::uint64_t releases;
+  };
+  std::vector<Target> targets;
   // Streams no handle refers to any more: their last work and the frees
   // after it were submitted before the call, and a stream releases its
   // context (the driver context, the platform) only when this thread
@@ -663,9 +736,13 @@ bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time
         continue;
       }
       const std::uint64_t target = s->submitted_seq.load(std::memory_order_acquire);
-      if (s->settled_seq.load(std::memory_order_acquire) >= target) continue;
+      const std::uint64_t releases = s->releases_pushed.load(std::memory_order_acquire);
+      if (s->settled_seq.load(std::memory_order_acquire) >= target &&
+          s->releases_finished.load(std::memory_order_acquire) >= releases) {
+        continue;
+      }
       s->add_ref();  // keep it alive while we watch it
-      targets.emplace_back(s, target);
+      targets.push_back({s, target, releases});
     }
   }
   const auto gone = [&] {
@@ -676,11 +753,21 @@ bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time
   };
   const bool ok = (targets.empty() && dropped.empty()) || wait_until(deadline, [&] {
     return std::all_of(targets.begin(), targets.end(),
-                       [](const auto& t) { return t.first->settled_seq.load(std::memory_order_acquire) >= t.second; }) &&
+                       [](const Target& t) {
+                         return t.s->settled_seq.load(std::memory_order_acquire) >= t.submitted &&
+                                t.s->releases_finished.load(std::memory_order_acquire) >= t.releases;
+                       }) &&
            (dropped.empty() || gone());
   });
-  for (auto& t : targets) t.first->release();
+  for (const Target& t : targets) t.s->release();
   return ok;
+}
+
+bool Retirement::wait_sweep(Clock::time_point deadline) {
+  if (on_retirement_thread()) return false;
+  // The sweep under way may have passed a stream already: two ends.
+  const std::uint64_t target = sweeps_.load(std::memory_order_acquire) + 2;
+  return wait_until(deadline, [&] { return sweeps_.load(std::memory_order_acquire) >= target; });
 }
 
 bool Retirement::wait_submission(const Submission& sub, Clock::time_point deadline) {

@@ -20,6 +20,10 @@
 //   1 ms, napping (work streaming in, or a deep queue: querying more often
 //   only slows the submitters down), and after 200 µs without progress sleeps
 //   20 µs doubling to 1 ms.
+// - Releases (stream_state.hpp): a free pushed to a stream that no
+//   submission follows gets drained and covered by a marker once the
+//   stream is quiet; a settled submission proves (or quarantines) the frees
+//   enqueued before it.
 // - Frees memory, releases foreign owners and destroys streams on its own
 //   thread, never inside a driver callback, never holding a runtime lock.
 #pragma once
@@ -76,6 +80,10 @@ class Retirement {
                     std::chrono::steady_clock::time_point deadline);
   // Blocks until `s` is retired or quarantined, or until `deadline`.
   bool wait_submission(const Submission& s, std::chrono::steady_clock::time_point deadline);
+  // Blocks until the thread has swept every stream once from start to end
+  // after the call (so what was proven complete then is retired), or until
+  // `deadline` (returns false). An allocation under pressure.
+  bool wait_sweep(std::chrono::steady_clock::time_point deadline);
 
   // True once the process has begun to exit (an atexit handler): from then
   // on the runtime makes no driver calls (the driver may be tearing down);
@@ -95,6 +103,15 @@ class Retirement {
   bool sweep(std::vector<StreamState*>& streams, bool& any_pending, std::uint32_t& deepest);
   bool sweep_stream(StreamState& s);
   Submission* cover_quiet_tail(StreamState& s, Submission* newest) noexcept;
+  // Whether `s` has queued nothing new for kCoverQuiet (always, for a waiter).
+  bool quiet(StreamState& s, bool waiting) noexcept;
+  // Releases pushed to `s` that no submission follows (their stream went
+  // quiet): drains them and queues a marker after them; hands refused ones
+  // back to host proof. True if it did anything.
+  bool tend_releases(StreamState& s) noexcept;
+  // settle(): each free enqueued before a settled submission takes that
+  // submission's verdict (freed, or quarantined).
+  void finish_releases(StreamState& s, std::uint64_t last_seq) noexcept;
   Submission* newest_evented(StreamState& s, Submission* head, Submission* newest) noexcept;
   // `failed`: the query of the oldest own event reported an error (the
   // sweep must attribute it before asking anything newer); `proven`: that
@@ -137,6 +154,8 @@ class Retirement {
   std::vector<std::pair<AllocationState*, std::uint32_t>> drops_;  // lease counts to drop, per allocation
   std::vector<Submission*> reuse_;       // settled, back to their stream's pool
   std::vector<Submission*> handed_off_;  // settled, still referred to by a future
+  std::vector<std::pair<std::uint64_t, AllocationState*>> releases_;  // settle's frees to finish
+  std::vector<AllocationState*> failed_releases_;
 
   // Read by every submit (notify_submit): on a line of its own, not beside
   // the vectors above that each sweep rewrites.
@@ -146,6 +165,7 @@ class Retirement {
 
   alignas(64) Mutex settled_mu_;
   std::condition_variable settled_cv_;
+  std::atomic<std::uint64_t> sweeps_{0};  // complete sweeps (wait_sweep)
 
   static void at_exit() noexcept;
   static std::atomic<bool> exiting_;

@@ -53,6 +53,9 @@ bool StreamState::detach() noexcept {
   Guard g(mu);
   // Another thread may have queued a marker through the anchor meanwhile.
   if (pending() != 0) return false;
+  // Frees of memory its last work used go on before it goes (a marker
+  // proves them below).
+  if (inbox_ready.load(std::memory_order_acquire) && !Retirement::process_is_exiting()) drain_releases(next_seq);
   if (has_uncovered_work() && !capture && !Retirement::process_is_exiting()) {
     // Allocations or frees since the newest submission: once this stream is
     // gone nothing could be ordered after them any more, and Context::trim
@@ -183,6 +186,76 @@ void StreamState::take_back_returned() noexcept {
     if (!free_records.push(r)) delete r;
   }
   taken_records.clear();
+}
+
+bool StreamState::push_release(AllocationState* a) noexcept {
+  Guard g(release_mu);
+  try {
+    release_inbox.push_back(a);
+  } catch (...) {
+    return false;
+  }
+  releases_pushed.fetch_add(1, std::memory_order_acq_rel);
+  inbox_ready.store(true, std::memory_order_release);
+  return true;
+}
+
+void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
+  if (capture) return;
+  {
+    Guard g(release_mu);
+    release_draining.swap(release_inbox);
+    inbox_ready.store(false, std::memory_order_relaxed);
+    try {
+      unproven.reserve(unproven.size() + release_draining.size());
+      failed_releases.reserve(failed_releases.size() + release_draining.size());
+    } catch (...) {
+      // No room to note them: back into the inbox for a later drain.
+      release_inbox.swap(release_draining);
+      inbox_ready.store(true, std::memory_order_release);
+      return;
+    }
+  }
+  if (release_draining.empty()) return;
+  driver::Backend& b = ctx->backend();
+  std::uint64_t enqueued = 0, settled = 0;
+  for (AllocationState* a : release_draining) {
+    if (!a->begin_device_release()) {
+      ++settled;  // quarantined meanwhile: retained, never freed
+      continue;
+    }
+    const bool ok = b.mem_free_async(ctx->handle, a->base, handle).ok();
+    Guard g(release_mu);  // room was reserved: neither push throws
+    if (ok) {
+      unproven.emplace_back(seq_after, a);
+      ++enqueued;
+    } else {
+      failed_releases.push_back(a);
+    }
+  }
+  release_draining.clear();
+  if (enqueued != 0) {
+    // Untracked work, like an allocation: what follows proves it done.
+    untracked_seq = std::max(untracked_seq, seq_after);
+    newest_unproven_seq.store(seq_after, std::memory_order_release);
+  }
+  if (settled != 0) releases_finished.fetch_add(settled, std::memory_order_acq_rel);
+}
+
+void StreamState::take_settled_releases(std::uint64_t last_seq,
+                                        std::vector<std::pair<std::uint64_t, AllocationState*>>& out) {
+  Guard g(release_mu);
+  std::size_t k = 0;
+  while (k < unproven.size() && unproven[k].first <= last_seq) ++k;
+  if (k == 0) return;
+  out.insert(out.end(), unproven.begin(), unproven.begin() + static_cast<std::ptrdiff_t>(k));
+  unproven.erase(unproven.begin(), unproven.begin() + static_cast<std::ptrdiff_t>(k));
+}
+
+void StreamState::take_failed_releases(std::vector<AllocationState*>& out) {
+  Guard g(release_mu);
+  out.insert(out.end(), failed_releases.begin(), failed_releases.end());
+  failed_releases.clear();
 }
 
 namespace {

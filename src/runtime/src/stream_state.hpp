@@ -14,6 +14,16 @@
 // (Context::trim, a stream about to be destroyed) waits for such an event,
 // queuing an internal marker submission when none exists yet.
 //
+// Releases (spec/runtime.md §6): an allocation whose last view is dropped
+// while all its leases are on this stream is pushed here (push_release);
+// the next thread that holds the stream's lock for a driver call (a
+// submitter, an allocation, or the retirement thread once the stream is
+// quiet) enqueues its free on this stream, behind that work
+// (drain_releases), and notes the seq of the submission that follows it
+// (`unproven`): when that submission settles, its verdict is the free's
+// (retirement finishes the release: freed, or quarantined). The pool reuses
+// the memory on this stream at once, and on others once the free ran.
+//
 // Allocations need more: another stream's first use must wait for the
 // allocation and for nothing enqueued after it (two reads on two streams
 // never wait for each other). So the submission that first follows new
@@ -27,6 +37,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "submission.hpp"
@@ -203,6 +214,34 @@ struct StreamState {
     return untracked_seq != 0 && untracked_seq >= next_seq;
   }
 
+  // --- releases (see the top of this file) ----------------------------------
+  // The dropping thread, holding `a`'s tracker lock while one of its leases
+  // on this stream is tracked (so the stream is alive). False when no memory
+  // could be had to queue it: the caller releases after host proof instead.
+  bool push_release(AllocationState* a) noexcept;
+  // Enqueues the frees pushed so far, ahead of the submission numbered
+  // `seq_after` (the next one, or the one being submitted), unless the
+  // stream captures (a free would be recorded into the graph: they wait for
+  // the capture's end). A free the driver refuses goes to `failed`, which
+  // the retirement thread hands back to host-proven release (abandoning it
+  // here could free on this very stream, under its lock).
+  void drain_releases(std::uint64_t seq_after) noexcept TANDEM_REQUIRES(mu);
+  // Retirement, in settle(): moves the frees proven or quarantined by the
+  // settled submissions up to `last_seq` into `out` (seq, allocation).
+  void take_settled_releases(std::uint64_t last_seq, std::vector<std::pair<std::uint64_t, AllocationState*>>& out);
+  // Retirement: moves the releases whose free the driver refused into `out`.
+  void take_failed_releases(std::vector<AllocationState*>& out);
+  // Retirement, without `mu`: releases pushed or enqueued that no
+  // submission follows yet (a marker must cover them once it is quiet).
+  [[nodiscard]] bool has_uncovered_releases() const noexcept {
+    return inbox_ready.load(std::memory_order_acquire) ||
+           newest_unproven_seq.load(std::memory_order_acquire) > submitted_seq.load(std::memory_order_acquire);
+  }
+  // Releases pushed and not yet finished (freed or quarantined).
+  [[nodiscard]] bool has_release_work() const noexcept {
+    return releases_finished.load(std::memory_order_acquire) != releases_pushed.load(std::memory_order_acquire);
+  }
+
   // Cache lines by who writes them: set once; the lock and what both sides
   // change under it; the submitters' alone; the retirement thread's alone.
   const std::uint64_t id;
@@ -225,6 +264,9 @@ struct StreamState {
   // retirement thread (the only one that unlinks) reads them without it.
   std::atomic<Submission*> head{nullptr};
   std::atomic<Submission*> tail{nullptr};
+  // Releases wait in `release_inbox` (below): on the line the submit path
+  // takes anyway, so checking it costs a launch nothing more.
+  std::atomic<bool> inbox_ready{false};
   RecordStack free_records TANDEM_GUARDED_BY(mu);
   // The submitter's spare lists, swapped with the returned ones (below) so
   // that taking them back allocates nothing.
@@ -280,6 +322,21 @@ struct StreamState {
   std::atomic<std::uint64_t> retired{0};
   std::atomic<std::uint64_t> quarantined{0};
   std::atomic<std::uint64_t> quiet_tail_markers{0};
+
+  // Releases: pushed (any dropping thread) and drained (whoever holds `mu`)
+  // under `release_mu`, a leaf lock; `inbox_ready` (above) spares the
+  // submit path the lock while the inbox is empty. `unproven`: frees
+  // enqueued, each with the seq of the submission after it, in seq order.
+  alignas(64) SpinLock release_mu;
+  std::vector<AllocationState*> release_inbox TANDEM_GUARDED_BY(release_mu);
+  std::vector<AllocationState*> release_draining TANDEM_GUARDED_BY(mu);  // the drain's spare list
+  std::vector<std::pair<std::uint64_t, AllocationState*>> unproven TANDEM_GUARDED_BY(release_mu);
+  std::vector<AllocationState*> failed_releases TANDEM_GUARDED_BY(release_mu);
+  std::atomic<std::uint64_t> newest_unproven_seq{0};
+  // FIFO: a release is pushed, drained, proven (or abandoned) in order, so
+  // a waiter compares counts (Retirement::wait_settled).
+  std::atomic<std::uint64_t> releases_pushed{0};
+  std::atomic<std::uint64_t> releases_finished{0};
 
   // What retirement gave back (give_back), in the order it settled them.
   // Lock order: `mu`, then `returned_mu`. `has_returned` spares the

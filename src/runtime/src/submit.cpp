@@ -408,6 +408,9 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   }
   trackers.unlock();
   TANDEM_LAUNCH_PHASE(publish);
+  // Frees of memory dropped behind this stream's work go first: this
+  // submission's event then proves them executed (stream_state.hpp).
+  if (s.inbox_ready.load(std::memory_order_relaxed)) [[unlikely]] s.drain_releases(sub->seq);
 
   const driver::Result r = spec.enqueue(s.handle);
   if (!r.ok()) {

@@ -352,64 +352,6 @@ int View::device_ordinal() const {
   return alloc_->ctx->ordinal;
 }
 
-View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
-  if (!stream.state()) throw Error(ErrorCode::invalid_handle, "allocate on an empty stream handle");
-  detail::StreamState& s = *stream.state();
-  detail::ContextState& ctx = *s.ctx;
-  const std::uint32_t size = dtype_size(dtype);
-  if (count > std::numeric_limits<std::uint64_t>::max() / size) {
-    throw Error(ErrorCode::out_of_range, std::to_string(count) + " elements of " +
-                                             std::string(dtype_name(dtype)) + " overflow 64 bits");
-  }
-  const std::uint64_t bytes = count * size;
-  driver::Backend& b = ctx.backend();
-  driver::DevicePtr ptr = 0;
-  driver::Result r;
-  std::uint64_t birth_seq = 0;
-  {
-    detail::Guard g(s.mu);
-    if (s.capture) {
-      throw Error(ErrorCode::unsupported, "allocate on stream " + std::to_string(s.id) +
-                                              " while it captures a graph: allocate before capturing");
-    }
-    if (bytes == 0) {
-      // Fall through below, outside the lock: no driver allocation, ever.
-    } else {
-      // Under the stream lock, so that exactly the submissions numbered
-      // birth_seq and later are enqueued after the allocation.
-      r = b.mem_alloc_async(ctx.handle, ctx.pool, bytes, s.handle, ptr);
-      if (r.ok()) {
-        birth_seq = s.next_seq;
-        s.untracked_seq = birth_seq;
-        s.unmarked_allocation = true;
-      }
-    }
-  }
-  if (bytes == 0) {
-    return make_view(detail::AllocationState::create(ctx, 0, 0, detail::Origin::empty), dtype, 0, 0);
-  }
-  if (!r.ok()) {
-    std::size_t free_bytes = 0, total = 0;
-    (void)b.mem_info(ctx.handle, free_bytes, total);
-    ctx.fail(r, r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver,
-             "allocating " + std::to_string(bytes) + " bytes (" + std::to_string(count) + " x " +
-                 std::string(dtype_name(dtype)) + ") on stream " + std::to_string(s.id) + " of device " +
-                 std::to_string(ctx.ordinal) + " (" + std::to_string(free_bytes) + " of " +
-                 std::to_string(total) + " bytes free)");
-  }
-  // No event and no submission: work on `s` is ordered after the allocation
-  // by the stream; the first use on another stream waits for `s` to reach
-  // it (submit.cpp), and the free goes back on `s`.
-  detail::AllocationState* a;
-  try {
-    a = detail::AllocationState::create_born(ctx, ptr, bytes, *s.anchor, birth_seq);
-  } catch (...) {
-    ctx.free_memory(ptr, s.anchor, birth_seq);
-    throw;
-  }
-  return make_view(a, dtype, 0, count);
-}
-
 View adopt(const Context& ctx, driver::DevicePtr ptr, DType dtype, std::uint64_t count,
            std::function<void()> owner) {
   detail::ContextState& c = *ctx.state();
