@@ -6,6 +6,7 @@
 #include "allocation_state.hpp"
 #include "context_state.hpp"
 #include "deadline.hpp"
+#include "retire_profile.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
 #include "tandem/errors.hpp"
@@ -32,8 +33,15 @@ driver::Result place(detail::StreamState& s, std::uint64_t bytes, Placed& out) {
     throw Error(ErrorCode::unsupported, "allocate on stream " + std::to_string(s.id) +
                                             " while it captures a graph: allocate before capturing");
   }
-  if (s.inbox_ready.load(std::memory_order_relaxed)) s.drain_releases(s.next_seq);
-  const driver::Result r = ctx.backend().mem_alloc_async(ctx.handle, ctx.pool, bytes, s.handle, out.ptr);
+  if (s.inbox_ready.load(std::memory_order_relaxed)) {
+    const detail::ProfileScope timed(detail::retire_profile().submitter_drain);
+    s.drain_releases(s.next_seq);
+  }
+  driver::Result r;
+  {
+    const detail::ProfileScope timed(detail::retire_profile().alloc);
+    r = ctx.backend().mem_alloc_async(ctx.handle, ctx.pool, bytes, s.handle, out.ptr);
+  }
   if (r.ok()) {
     out.birth_seq = s.next_seq;
     s.untracked_seq = out.birth_seq;

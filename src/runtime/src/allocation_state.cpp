@@ -7,6 +7,7 @@
 #include "ids.hpp"
 #include "retirement.hpp"
 #include "submission.hpp"
+#include "tuning.hpp"
 #include "stream_state.hpp"
 #include "tandem/detail/trace.hpp"
 #include "tandem/errors.hpp"
@@ -121,9 +122,12 @@ bool AllocationState::move_release(Release from, Release to) noexcept {
 // submitter, allocator or the retirement thread enqueues it); the memory
 // is then reusable in stream order before the host has proven anything.
 void AllocationState::release_in_stream_order() noexcept {
+  // TANDEM_HOST_PROVEN_RELEASE=1 (tuning): every release waits for host
+  // proof, as before stream-ordered release, to measure one against the other.
+  static const bool host_proven_only = tuning_value("TANDEM_HOST_PROVEN_RELEASE", 0, 0) != 0;
   counts_.fetch_add(kLease - kView, std::memory_order_acq_rel);
   (void)move_release(Release::none, Release::awaiting);
-  if (!Retirement::process_is_exiting()) {
+  if (!host_proven_only && !Retirement::process_is_exiting()) {
     Guard g(tracker_lock);
     // Pending owners (a tracked lease's submission has not settled), so
     // their streams exist; no new lease can appear (no view is left).

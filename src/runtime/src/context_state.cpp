@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ids.hpp"
+#include "retire_profile.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
 #include "submission.hpp"
@@ -96,6 +97,7 @@ driver::FunctionHandle ContextState::function(const driver::KernelSymbol& symbol
 
 void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::uint64_t birth_seq) noexcept {
   if (Retirement::process_is_exiting()) return;  // the process's end returns it
+  const ProfileScope timed(retire_profile().host_free);
   driver::Backend& b = backend();
   // The GPU is proven done with the memory; only the allocation itself must
   // precede the free, which the birth stream's order gives for free.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "context_state.hpp"
+#include "retire_profile.hpp"
 #include "stream_state.hpp"
 #include "submission.hpp"
 #include "tandem/detail/trace.hpp"
@@ -63,6 +64,7 @@ constexpr auto kIdleSpin = std::chrono::microseconds(200);
 
 driver::Result query(const StreamState& s, const Submission& sub) noexcept {
   if (!sub.evented()) return {driver::Status::completion_unknown, 0, "no completion event"};
+  const ProfileScope timed(retire_profile().query);
   return s.ctx->backend().event_query(s.ctx->handle, sub.event);
 }
 
@@ -100,6 +102,7 @@ Retirement::Retirement() {
 // the driver tears down), waiting a bounded time for it to notice.
 void Retirement::at_exit() noexcept {
   exiting_.store(true, std::memory_order_release);
+  retire_profile().print();
   Retirement& r = instance();
   r.wake();
   const auto give_up = Clock::now() + std::chrono::seconds(2);
@@ -153,7 +156,11 @@ void Retirement::run() {
     snapshot(streams);
     bool any_pending = false;
     std::uint32_t deepest = 0;
-    const bool progress = sweep(streams, any_pending, deepest);
+    bool progress;
+    {
+      const ProfileScope timed(retire_profile().sweep);
+      progress = sweep(streams, any_pending, deepest);
+    }
     sweeps_.fetch_add(1, std::memory_order_acq_rel);
     const bool waiting = waiters_.load(std::memory_order_acquire) != 0;
     if (progress) {
@@ -242,6 +249,12 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
       progress |= tend_releases(*s);
       any_pending = true;  // until every release is proven: wait_settled counts them
     }
+    // An idle stream's settled records left linked or held (unlink_settled):
+    // let go of them once its lock is free.
+    if (!s->unlinked_handoffs.empty() && s->pending() == 0 && s->mu.try_lock()) {
+      s->drop_unlinked_locked();
+      s->mu.unlock();
+    }
     if (s->pending() != 0) {
       progress |= sweep_stream(*s);
       const std::uint64_t left = s->pending();
@@ -287,8 +300,12 @@ bool Retirement::sweep_stream(StreamState& s) {
   // written before newest was published, so they are stable; only
   // newest->next may be changing.
   Submission* newest = s.tail.load(std::memory_order_acquire);
-  Submission* const head = s.head.load(std::memory_order_acquire);
+  Submission* head = s.head.load(std::memory_order_acquire);
   if (!newest || !head) return false;
+  if (head == s.sentinel.load(std::memory_order_relaxed)) {
+    if (head == newest) return false;  // settled already; nothing newer
+    head = head->next;  // written before `newest` was published
+  }
   outcomes_.clear();
   bool stall_query_failed = false;
   // Proven complete by the stall check's query, if it asked one. A query
@@ -406,10 +423,12 @@ Submission* Retirement::cover_quiet_tail(StreamState& s, Submission* newest) noe
   const bool waiting = waiters_.load(std::memory_order_relaxed) != 0;
   if (!quiet(s, waiting)) return newest;
   if (waiting) {
+    const ProfileScope timed(retire_profile().stream_lock);
     s.mu.lock();
   } else if (!s.mu.try_lock()) {
     return newest;
   }
+  const ProfileScope timed(retire_profile().marker);
   Submission* t = s.tail.load(std::memory_order_relaxed);
   if (t && t->covered && !s.capture) {
     bool queued = false;
@@ -457,10 +476,12 @@ bool Retirement::tend_releases(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_
   const bool waiting = waiters_.load(std::memory_order_relaxed) != 0;
   if (!quiet(s, waiting)) return did;
   if (waiting) {
+    const ProfileScope timed(retire_profile().stream_lock);
     s.mu.lock();
   } else if (!s.mu.try_lock()) {
     return did;
   }
+  const ProfileScope timed(retire_profile().drain);
   s.drain_releases(s.next_seq);
   if (s.has_uncovered_work() && !s.capture) {
     bool queued = false;
@@ -601,6 +622,7 @@ void Retirement::count_drop(AllocationState* a, std::uint32_t n) {
 // order, after the leases are gone, so a waiter that sees "retired" sees the
 // memory released), then unlinks and recycles the records.
 void Retirement::settle(StreamState& s, const Submission* newest) {
+  const ProfileScope timed(retire_profile().settle);
   Submission* last = outcomes_.back().sub;
   std::uint64_t user = 0, retired = 0, quarantined_n = 0, released_leases = 0, quarantined_leases = 0;
   std::uint64_t proven = 0;
@@ -655,23 +677,85 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
     }
   }
   const std::uint64_t last_seq = last->seq;
-  // Unlinking. The stream's lock is held across its submitters' driver
-  // calls, so this avoids it when it can: while `last` is not the newest
-  // submission seen at the start of the sweep, its `next` is stable and the
-  // queue stays non-empty, so submitters never touch `head` and moving it
-  // needs no lock. Emptying the queue (tail to null, racing an append)
-  // does, and so do handing events back for records a future holds and
-  // unlinking quarantined ones (their `next` is cleared below).
-  if (last != newest && handed_off_.empty() && quarantined_n == 0) {
-    s.head.store(last->next, std::memory_order_release);
-  } else {
-    Guard g(s.mu);
+  unlink_settled(s, newest, last);
+  bump(s.leases_released, released_leases + quarantined_leases);
+  if (quarantined_leases) s.ctx->quarantined_leases.fetch_add(quarantined_leases, std::memory_order_relaxed);
+  bump(s.retired, retired);
+  bump(s.quarantined, quarantined_n);
+  bump(s.user_settled, user);
+  s.settled_seq.store(last_seq, std::memory_order_seq_cst);  // the queue is shorter from here on
+}
+
+// Unlinking (stream_state.hpp, `sentinel`). While `last` is not the
+// newest submission seen at the start of the sweep, its `next` is stable
+// and the queue stays non-empty, so submitters never touch `head` and
+// moving it needs no lock. Emptying the queue (tail to null, racing an
+// append) needs the stream's lock, and so does unlinking quarantined
+// records (their `next` is cleared) and letting go of records a future
+// holds (a walker holding the lock may be reading them). Without a waiter
+// or a quarantine the lock is only tried: if a submitter holds it, `last`
+// stays linked as the sentinel, and the records a future holds wait in
+// `unlinked_handoffs` until the lock is next had.
+void Retirement::unlink_settled(StreamState& s, const Submission* newest, Submission* last)
+    TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+  Submission* const old_sentinel = s.sentinel.load(std::memory_order_relaxed);
+  const bool old_handed_off = s.sentinel_handed_off;
+  const bool takes_tail = last == newest;
+  const bool last_reusable = !reuse_.empty() && reuse_.back() == last;
+  const bool quarantined =
+      std::any_of(outcomes_.begin(), outcomes_.end(), [](const Outcome& o) { return !o.completed; });
+  bool locked = false;
+  if (takes_tail || quarantined || !s.unlinked_handoffs.empty()) {
+    if (quarantined || waiters_.load(std::memory_order_relaxed) != 0) {
+      const ProfileScope timed(retire_profile().stream_lock);
+      s.mu.lock();
+      locked = true;
+    } else {
+      locked = s.mu.try_lock();
+    }
+  }
+  // The old sentinel leaves the queue with this batch: back to the pool, or
+  // its future keeps it.
+  if (old_sentinel) {
+    if (!old_handed_off) {
+      reuse_.push_back(old_sentinel);
+    } else {
+      handed_off_.push_back(old_sentinel);
+    }
+  }
+  if (locked) {
     Submission* const rest = last->next;
     s.head.store(rest, std::memory_order_release);
     if (!rest) s.tail.store(nullptr, std::memory_order_release);
+    s.sentinel.store(nullptr, std::memory_order_relaxed);
     for (Submission* p : handed_off_) {
       if (p->event) s.free_event(std::exchange(p->event, {}));
       if (p->birth_mark) s.free_event(std::exchange(p->birth_mark, {}));
+      p->next = nullptr;
+      p->stream = nullptr;
+      s.unlinked_handoffs.push_back(p);
+    }
+    for (const Outcome& o : outcomes_) {
+      if (!o.completed) o.sub->next = nullptr;
+    }
+    s.drop_unlinked_locked();
+    s.mu.unlock();
+  } else {
+    Submission* keep = nullptr;
+    if (takes_tail) {
+      keep = last;  // settled, still linked
+      s.head.store(last, std::memory_order_release);
+      s.sentinel.store(last, std::memory_order_release);
+      s.sentinel_handed_off = !last_reusable;
+      if (last_reusable) std::erase(reuse_, last);
+    } else {
+      s.head.store(last->next, std::memory_order_release);
+      s.sentinel.store(nullptr, std::memory_order_relaxed);
+    }
+    for (Submission* p : handed_off_) {
+      if (p == keep) continue;  // its events and queue reference go when it is unlinked
+      s.give_back_events(*p);   // stale copies stay: nothing reads a settled record's events
+      s.unlinked_handoffs.push_back(p);
     }
   }
   // Back to the pool, lock-free: a submitter takes them in when its pool runs
@@ -679,21 +763,8 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
   // a walk that began before (their `next` is left as it is).
   s.give_back(reuse_.data(), reuse_.size());
   for (const Outcome& o : outcomes_) {
-    if (o.completed) continue;
-    o.sub->next = nullptr;
-    s.ctx->keep_quarantined(o.sub);  // its leases and events stay, forever
+    if (!o.completed) s.ctx->keep_quarantined(o.sub);  // its leases and events stay, forever
   }
-  for (Submission* p : handed_off_) {
-    p->next = nullptr;
-    p->stream = nullptr;
-    p->release();  // the queue's reference; a future holds the rest
-  }
-  bump(s.leases_released, released_leases + quarantined_leases);
-  if (quarantined_leases) s.ctx->quarantined_leases.fetch_add(quarantined_leases, std::memory_order_relaxed);
-  bump(s.retired, retired);
-  bump(s.quarantined, quarantined_n);
-  bump(s.user_settled, user);
-  s.settled_seq.store(last_seq, std::memory_order_seq_cst);  // the queue is shorter from here on
 }
 
 template <class Pred>

@@ -122,6 +122,7 @@ class Retirement {
   bool bisect(StreamState& s, Submission* head, Submission* newest, Submission*& last_complete);
   void walk_attributing_errors(StreamState& s, Submission* head, Submission* newest);
   void settle(StreamState& s, const Submission* newest);
+  void unlink_settled(StreamState& s, const Submission* newest, Submission* last);
   void untrack_leases(Submission& sub);
   void count_drop(AllocationState* a, std::uint32_t n);
   void drop_lease_counts() noexcept;

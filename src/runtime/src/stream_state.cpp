@@ -5,6 +5,7 @@
 #include "context_state.hpp"
 #include "graph_state.hpp"
 #include "ids.hpp"
+#include "retire_profile.hpp"
 #include "retirement.hpp"
 #include "tandem/detail/trace.hpp"
 #include "tuning.hpp"
@@ -68,8 +69,47 @@ bool StreamState::detach() noexcept {
     }
     if (queued) return false;
   }
+  drop_unlinked_locked();
   anchor->stream = nullptr;
   return true;
+}
+
+void StreamState::give_back_events(const Submission& r) noexcept {
+  if (!r.event && !r.birth_mark) return;
+  {
+    Guard g(returned_mu);
+    try {
+      if (r.birth_mark) returned_events.push_back(r.birth_mark);
+      if (r.event) returned_events.push_back(r.event);
+      has_returned.store(true, std::memory_order_release);
+      return;
+    } catch (...) {
+      // No room: into the free list under the stream's lock instead.
+    }
+  }
+  Guard g(mu);
+  if (r.birth_mark) free_event(r.birth_mark);
+  if (r.event) free_event(r.event);
+}
+
+void StreamState::drop_unlinked_locked() noexcept {
+  Submission* const s = sentinel.load(std::memory_order_relaxed);
+  if (s && tail.load(std::memory_order_relaxed) == s) {
+    head.store(nullptr, std::memory_order_release);
+    tail.store(nullptr, std::memory_order_release);
+    sentinel.store(nullptr, std::memory_order_relaxed);
+    if (sentinel_handed_off) {
+      if (s->event) free_event(std::exchange(s->event, {}));
+      if (s->birth_mark) free_event(std::exchange(s->birth_mark, {}));
+      s->next = nullptr;
+      s->stream = nullptr;
+      unlinked_handoffs.push_back(s);  // released just below
+    } else if (Submission* surplus = reuse_settled(s)) {
+      delete surplus;
+    }
+  }
+  for (Submission* p : unlinked_handoffs) p->release();  // the queue's reference
+  unlinked_handoffs.clear();
 }
 
 void StreamState::destroy() noexcept {
@@ -137,6 +177,7 @@ driver::EventHandle StreamState::take_event() {
     return e;
   }
   driver::EventHandle e;
+  const ProfileScope timed(retire_profile().event_create);
   ctx->check(ctx->backend().event_create(ctx->handle, e),
              "creating a completion event for stream " + std::to_string(id));
   return e;

@@ -142,6 +142,14 @@ struct StreamState {
   // it queues a marker and returns false, as when another thread queued one
   // meanwhile). After true, destroy() may run.
   bool detach() noexcept;
+  // Retirement only, holding `mu` (or once nothing else can reach the
+  // queue): unlinks the sentinel, if any, when it is the whole queue, and
+  // lets go of settled records a future holds that were unlinked without
+  // the lock (a walker holding `mu` may have been reading them).
+  void drop_unlinked_locked() noexcept TANDEM_REQUIRES(mu);
+  // A settled record whose future still holds it: its events go back to the
+  // free list now (as give_back does) and its queue reference later.
+  void give_back_events(const Submission& r) noexcept;
   // Retirement only, after detach(): destroys the driver stream (if owned)
   // and this object.
   void destroy() noexcept;
@@ -260,10 +268,18 @@ struct StreamState {
   // Held across enqueue + event record + queue push, so the queue's order is
   // the order of the events on the device stream.
   alignas(64) SpinLock mu;
-  // The pending queue, oldest to newest. Written under `mu` only; the
-  // retirement thread (the only one that unlinks) reads them without it.
+  // The pending queue, oldest to newest. Submitters append under `mu`; the
+  // retirement thread (the only one that unlinks) reads them without it,
+  // and moves `head` without it while the queue stays non-empty. Emptying
+  // the queue needs the lock (the tail races an append), which a submitter
+  // holds across its driver calls: one making an event can hold it for
+  // milliseconds while other threads launch. So when the lock is taken,
+  // retirement leaves its last settled record linked instead (`sentinel`:
+  // settled, not pending; `head` and maybe `tail`) and never waits for a
+  // submitter (docs/runtime.md, "Retirement under sustained load").
   std::atomic<Submission*> head{nullptr};
   std::atomic<Submission*> tail{nullptr};
+  std::atomic<Submission*> sentinel{nullptr};  // written by retirement only
   // Releases wait in `release_inbox` (below): on the line the submit path
   // takes anyway, so checking it costs a launch nothing more.
   std::atomic<bool> inbox_ready{false};
@@ -307,6 +323,11 @@ struct StreamState {
   // valid while its seq is at or above head's: retirement alone unlinks).
   // A covered tail is covered by a marker once submitted_seq has not moved
   // for a while (swept_submitted, quiet_since_ns).
+  // Settled records a future holds, unlinked without `mu`: their queue
+  // reference is dropped once retirement next holds it. Whether the
+  // sentinel is one of those.
+  std::vector<Submission*> unlinked_handoffs;
+  bool sentinel_handed_off = false;
   Submission* swept_tail = nullptr;
   std::uint64_t swept_tail_seq = 0;
   Submission* newest_evented = nullptr;

@@ -7,6 +7,7 @@
 #include "context_state.hpp"
 #include "graph_state.hpp"
 #include "ids.hpp"
+#include "retire_profile.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
 #include "tandem/detail/launch_phases.hpp"
@@ -356,8 +357,9 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   // can stall this thread for milliseconds: stream_state.hpp). A birth
   // mark's carrier records its own event: other streams wait on the two of
   // them directly.
-  const bool cover = ctx.share_events && !s.unmarked_allocation &&
-                     s.tail.load(std::memory_order_relaxed) != nullptr &&
+  const Submission* const queued_tail = s.tail.load(std::memory_order_relaxed);
+  const bool cover = ctx.share_events && !s.unmarked_allocation && queued_tail != nullptr &&
+                     queued_tail != s.sentinel.load(std::memory_order_relaxed) &&
                      (s.shared_run + 1 < StreamState::kShareRun ||
                       (s.shared_run + 1 < StreamState::kLongestShareRun && !s.has_free_event()));
   try {
@@ -410,7 +412,10 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   TANDEM_LAUNCH_PHASE(publish);
   // Frees of memory dropped behind this stream's work go first: this
   // submission's event then proves them executed (stream_state.hpp).
-  if (s.inbox_ready.load(std::memory_order_relaxed)) [[unlikely]] s.drain_releases(sub->seq);
+  if (s.inbox_ready.load(std::memory_order_relaxed)) [[unlikely]] {
+    const ProfileScope timed(retire_profile().submitter_drain);
+    s.drain_releases(sub->seq);
+  }
 
   const driver::Result r = spec.enqueue(s.handle);
   if (!r.ok()) {

@@ -1,0 +1,44 @@
+#include "retire_profile.hpp"
+
+#include <cstdio>
+
+#include "tuning.hpp"
+
+namespace tandem::detail {
+
+const bool RetireProfile::on = tuning_value("TANDEM_RETIRE_PROFILE", 0, 0) != 0;
+
+void RetireProfile::Total::add(std::uint64_t ns_taken) noexcept {
+  count.fetch_add(1, std::memory_order_relaxed);
+  ns.fetch_add(ns_taken, std::memory_order_relaxed);
+  std::uint64_t m = max_ns.load(std::memory_order_relaxed);
+  while (ns_taken > m && !max_ns.compare_exchange_weak(m, ns_taken, std::memory_order_relaxed)) {
+  }
+}
+
+RetireProfile& retire_profile() noexcept {
+  static RetireProfile* p = new RetireProfile();  // never destroyed: printed at exit
+  return *p;
+}
+
+void RetireProfile::print() const noexcept {
+  if (!on) return;
+  const struct {
+    const char* name;
+    const Total& t;
+  } rows[] = {{"sweep", sweep},         {"query", query},         {"settle", settle},
+              {"host_free", host_free}, {"stream_lock", stream_lock}, {"marker", marker},
+              {"drain", drain},         {"event_create", event_create}, {"alloc", alloc},
+              {"submitter_drain", submitter_drain}};
+  std::fprintf(stderr, "tandem-retire-profile {");
+  bool first = true;
+  for (const auto& r : rows) {
+    std::fprintf(stderr, "%s\"%s\": {\"count\": %llu, \"ms\": %.3f, \"max_us\": %.1f}", first ? "" : ", ", r.name,
+                 static_cast<unsigned long long>(r.t.count.load()), static_cast<double>(r.t.ns.load()) / 1e6,
+                 static_cast<double>(r.t.max_ns.load()) / 1e3);
+    first = false;
+  }
+  std::fprintf(stderr, "}\n");
+}
+
+}  // namespace tandem::detail

@@ -1,0 +1,55 @@
+// retire_profile.hpp — TANDEM_RETIRE_PROFILE=1 (a diagnostic, off by
+// default): where the retirement thread's time goes, and the submit path's
+// rare stalls that feed back into it (event creation, pool allocation),
+// counted in process-wide atomics and printed to stderr at exit as one line
+// `tandem-retire-profile {json}`. Found the 8-thread collapse of issue 21
+// (docs/runtime.md, "Retirement under sustained load"). Off, each probe is
+// one predictable branch on a constant, none of them on the launch path.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace tandem::detail {
+
+struct RetireProfile {
+  struct Total {
+    std::atomic<std::uint64_t> count{0}, ns{0}, max_ns{0};
+    void add(std::uint64_t ns_taken) noexcept;
+  };
+  static const bool on;
+  // Retirement thread: whole sweeps, event queries, settling (leases,
+  // records, and what it frees), host-proven frees (lock waits included),
+  // stream locks it waited for, markers it queued, releases it drained.
+  Total sweep, query, settle, host_free, stream_lock, marker, drain;
+  // Any thread: events made on the submit path, pool allocations,
+  // stream-ordered releases drained by submitters and allocators.
+  Total event_create, alloc, submitter_drain;
+  static std::uint64_t now_ns() noexcept {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+  }
+  void print() const noexcept;
+};
+
+RetireProfile& retire_profile() noexcept;
+
+// Times a scope into `total` when the profile is on.
+class ProfileScope {
+ public:
+  explicit ProfileScope(RetireProfile::Total& total) noexcept
+      : total_(RetireProfile::on ? &total : nullptr), t0_(total_ ? RetireProfile::now_ns() : 0) {}
+  ~ProfileScope() {
+    if (total_) total_->add(RetireProfile::now_ns() - t0_);
+  }
+  ProfileScope(const ProfileScope&) = delete;
+  ProfileScope& operator=(const ProfileScope&) = delete;
+
+ private:
+  RetireProfile::Total* total_;
+  std::uint64_t t0_;
+};
+
+}  // namespace tandem::detail
