@@ -32,7 +32,9 @@ class AllocationWatch {
   [[nodiscard]] bool valid() const noexcept { return a_ != nullptr; }
   [[nodiscard]] std::uint64_t allocation_id() const noexcept;
   // Its device memory has been returned (or, for adopted memory, its owner
-  // released). An empty (zero-length) allocation holds none: it reads true
+  // released): freed with nothing in flight, freed after the host proved
+  // its work done, or released in stream order behind that work and that
+  // free proven executed (enqueued is not freed). An empty (zero-length) allocation holds none: it reads true
   // once its last view is gone.
   [[nodiscard]] bool freed() const noexcept;
   // Retained forever: a submission touching it has unknown completion.

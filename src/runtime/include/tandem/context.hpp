@@ -92,8 +92,10 @@ class Context {
   void trim() const;
   // Blocks until everything submitted on this context before the call has
   // retired or been quarantined (quarantined work never retires, so it counts
-  // as settled), and its streams that no handle refers to are destroyed, or
-  // until `timeout` passes: returns false then.
+  // as settled), the memory dropped before it is freed (a release in stream
+  // order is freed once its free is proven executed) or quarantined, and its
+  // streams that no handle refers to are destroyed, or until `timeout`
+  // passes: returns false then.
   bool wait_for_retirement(std::chrono::nanoseconds timeout) const;
   // Sync: loads `symbol`'s module and entry point into this context now
   // rather than at its first launch. On CUDA, modules and kernels load

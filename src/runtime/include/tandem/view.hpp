@@ -167,8 +167,14 @@ TensorParam<T, R> View::tensor_param() const {
 // A new buffer of `count` elements from the context's stream-ordered pool,
 // allocated in order on `stream` (usable there at once; work on other
 // streams is ordered after the allocation automatically). count == 0 makes
-// an empty view: no driver allocation, no driver free, ever.
-// Async. Throws Error(out_of_memory) naming the size and the free memory.
+// an empty view: no driver allocation, no driver free, ever. Frees of
+// memory dropped behind this stream's work are enqueued first, so the pool
+// can reuse that memory here at once.
+// Async; but when the device is out of memory it retires and releases what
+// it can and may block up to ContextOptions::out_of_memory_wait for the
+// context's work in flight (docs/runtime.md, "Allocation under pressure").
+// Throws Error(out_of_memory) naming the size, the free memory and what the
+// context holds in flight, pending release and quarantined.
 [[nodiscard]] View allocate(StreamRef stream, DType dtype, std::uint64_t count);
 
 // Adopts memory made elsewhere: `owner` runs exactly once, on some thread,
