@@ -312,6 +312,45 @@ class PeersTest(TempDir):
         self.assertIn("driver said no", results["cuda_core_launch"]["reason"])
         self.assertEqual(results["torch_add_one"]["status"], "skipped")
 
+    def test_big_buffer_loops_fail_soft_and_report_the_median_trial(self):
+        peers = self.load_peers()
+        given_back = []
+
+        def loop(times):
+            def setup():
+                it = iter(times)
+
+                def once():
+                    t = next(it)
+                    if isinstance(t, Exception):
+                        raise t
+                    return t, 60 << 20, 100 << 20
+                return once, (lambda: given_back.append(1)), {"version": "fake"}
+            return setup
+
+        def missing():
+            raise peers.Skip("no module named torch")
+
+        peers.BIG_LOOPS = [("cuda_core", "core", loop([0.3, 0.2, 0.25])),
+                           ("oom", "fails", loop([0.5, RuntimeError("iteration 2 of 10 (0.06 GiB): out of memory")])),
+                           ("torch", "torch", missing)]
+        results = peers.measure_big(trials=3)
+        core = results["cuda_core"]
+        self.assertEqual(core["status"], "ok")
+        self.assertEqual(core["loop_s"], {"median": 0.25, "min": 0.2, "max": 0.3})
+        self.assertEqual(core["buffer_bytes"], [60 << 20] * 3)
+        self.assertEqual(results["oom"]["status"], "error")
+        self.assertIn("iteration 2 of 10", results["oom"]["reason"])
+        self.assertNotIn("loop_s", results["oom"])  # a loop that failed has no time
+        self.assertEqual(results["torch"]["status"], "skipped")
+        self.assertEqual(len(given_back), 2 + 3 + 2)  # after each setup, and after every trial
+
+    def test_big_buffer_bytes_are_60_percent_of_free_in_whole_mib(self):
+        peers = self.load_peers()
+        self.assertEqual(peers.big_buffer_bytes(100 << 20), 60 << 20)
+        self.assertEqual(peers.big_buffer_bytes((100 << 20) + 12345) % (1 << 20), 0)
+
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
