@@ -467,7 +467,8 @@ void BM_BigBufferLoop(benchmark::State& st) {
     settle(*e);
     for (auto _ : st) {
       const tandem::Context ctx = tandem::Context::create(e->platform.device(0));
-      const tandem::Stream s = tandem::Stream::create(ctx);
+      std::optional<tandem::Stream> stream = tandem::Stream::create(ctx);
+      const tandem::Stream& s = *stream;
       ctx.load_kernel(*spin.symbol);
       const std::size_t free_bytes = ctx.memory_info().free_bytes;
       const std::size_t bytes = big_buffer_bytes(free_bytes);
@@ -485,12 +486,20 @@ void BM_BigBufferLoop(benchmark::State& st) {
         error = ex.what();  // tandem::Error's text starts with its code (out_of_memory: ...)
       }
       const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-      // Untimed: everything retired and freed before the context goes.
+      // Untimed: everything retired and freed, and the pool's cached memory
+      // given back, before the next repetition asks what is free (the
+      // context itself goes only once its stream is destroyed, later).
       s.synchronize();
-      if (!ctx.wait_for_retirement(std::chrono::seconds(60))) {
-        throw std::runtime_error("the big-buffer loop's work did not retire within 60 s of its end");
-      }
+      const auto retire = [&] {
+        if (!ctx.wait_for_retirement(std::chrono::seconds(60))) {
+          throw std::runtime_error("the big-buffer loop's work did not retire within 60 s of its end");
+        }
+      };
+      retire();
       const tandem::RuntimeStats stats = ctx.stats();
+      ctx.trim();
+      stream.reset();
+      retire();  // the dropped stream destroyed
       if (!error.empty()) big_loop_failed(i + 1, bytes, free_bytes, error);
       st.SetIterationTime(seconds);
       report_big(st, seconds, bytes, free_bytes);
