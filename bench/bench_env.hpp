@@ -137,6 +137,7 @@ void register_graph_benchmarks();
 void register_bandwidth_benchmarks();
 void register_thread_benchmarks();
 void register_paired_benchmarks();
+void register_sustained_benchmarks();
 void register_loaded_benchmarks();
 
 }  // namespace tandem_bench

@@ -237,6 +237,51 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
   return out;
 }
 
+TogetherRun run_together(int threads, const std::function<void(int)>& prepare,
+                         const std::function<void(int, Clock::time_point)>& body) {
+  if (threads < 1) throw std::runtime_error("run_together: threads must be >= 1");
+  std::latch prepared(threads + 1);  // every thread ready, and the main thread
+  std::latch go(1);
+  std::latch finished(threads);
+  std::mutex m;
+  TogetherRun out;
+  Clock::time_point t0{};
+  auto fail = [&](const char* why) {
+    const std::lock_guard<std::mutex> lock(m);
+    if (out.error.empty()) out.error = why;
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      bool ready = true;
+      try {
+        prepare(t);
+      } catch (const std::exception& ex) {
+        fail(ex.what());
+        ready = false;
+      }
+      prepared.count_down();
+      go.wait();  // t0 is written before go opens
+      if (ready) {
+        try {
+          body(t, t0);
+        } catch (const std::exception& ex) {
+          fail(ex.what());
+        }
+      }
+      finished.count_down();
+    });
+  }
+  prepared.arrive_and_wait();
+  t0 = Clock::now();
+  go.count_down();
+  finished.wait();
+  out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  for (std::thread& th : pool) th.join();
+  return out;
+}
+
 void measure_lanes(benchmark::State& st, Env& e, int threads, std::int64_t per_thread, bool tracked,
                    std::int64_t drain_every) {
   double seconds = 0;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,19 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
 inline double lane_spread(const LaneRun& r) {
   return r.fastest_lane_s > 0 ? r.slowest_lane_s / r.fastest_lane_s : 0.0;
 }
+
+// K threads from a common start, for loops other than the lanes' launches
+// (sustained_bench.cpp): each thread runs prepare(t) (untimed), all wait on
+// one latch, then body(t, start) runs from the common start. `seconds` is
+// the wall time from that start until the last body returned; `error` is
+// the first exception a thread threw (a thread whose prepare threw skips
+// its body; the others run to their end).
+struct TogetherRun {
+  double seconds = 0;
+  std::string error;
+};
+TogetherRun run_together(int threads, const std::function<void(int)>& prepare,
+                         const std::function<void(int, Clock::time_point)>& body);
 
 // One benchmark iteration = one run_lanes; manual time = its wall time (or,
 // with drain_every, its rounds' launching time); counters launches_per_s and

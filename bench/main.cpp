@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   tandem_bench::register_bandwidth_benchmarks();
   tandem_bench::register_thread_benchmarks();
   tandem_bench::register_paired_benchmarks();
+  tandem_bench::register_sustained_benchmarks();
   tandem_bench::register_loaded_benchmarks();  // last: see bench_env.hpp
 
   benchmark::RunSpecifiedBenchmarks();

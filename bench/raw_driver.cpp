@@ -48,6 +48,8 @@ bool RawDriver::load(std::string& why) {
          resolve(lib, get_proc, "cuStreamSynchronize", 2000, "cuStreamSynchronize", stream_synchronize, why) &&
          resolve(lib, get_proc, "cuMemAllocAsync", 11020, "cuMemAllocAsync", alloc_async, why) &&
          resolve(lib, get_proc, "cuMemFreeAsync", 11020, "cuMemFreeAsync", free_async, why) &&
+         resolve(lib, get_proc, "cuMemAllocFromPoolAsync", 11020, "cuMemAllocFromPoolAsync", alloc_from_pool_async,
+                 why) &&
          resolve(lib, get_proc, "cuStreamBeginCapture", 10010, "cuStreamBeginCapture_v2", begin_capture, why) &&
          resolve(lib, get_proc, "cuStreamEndCapture", 10000, "cuStreamEndCapture", end_capture, why) &&
          resolve(lib, get_proc, "cuGraphInstantiateWithFlags", 11040, "cuGraphInstantiateWithFlags",

@@ -21,6 +21,7 @@ struct RawDriver {
   using StreamSynchronizeFn = int (*)(void* stream);
   using AllocAsyncFn = int (*)(unsigned long long* ptr, std::size_t bytes, void* stream);
   using FreeAsyncFn = int (*)(unsigned long long ptr, void* stream);
+  using AllocFromPoolAsyncFn = int (*)(unsigned long long* ptr, std::size_t bytes, void* pool, void* stream);
   using BeginCaptureFn = int (*)(void* stream, int mode);
   using EndCaptureFn = int (*)(void* stream, void** graph);
   using GraphInstantiateFn = int (*)(void** exec, void* graph, unsigned long long flags);
@@ -29,6 +30,7 @@ struct RawDriver {
 
   static constexpr int kCaptureThreadLocal = 1;  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
   static constexpr int kNotReady = 600;          // CUDA_ERROR_NOT_READY
+  static constexpr int kOutOfMemory = 2;         // CUDA_ERROR_OUT_OF_MEMORY
 
   LaunchFn launch = nullptr;
   CtxSetCurrentFn ctx_set_current = nullptr;
@@ -37,6 +39,9 @@ struct RawDriver {
   StreamSynchronizeFn stream_synchronize = nullptr;
   AllocAsyncFn alloc_async = nullptr;
   FreeAsyncFn free_async = nullptr;
+  // From a pool of one's own (the sustained and big-buffer loops: a pool
+  // made like tandem's, driver::Backend::pool_create).
+  AllocFromPoolAsyncFn alloc_from_pool_async = nullptr;
   BeginCaptureFn begin_capture = nullptr;
   EndCaptureFn end_capture = nullptr;
   GraphInstantiateFn graph_instantiate = nullptr;

@@ -13,6 +13,13 @@ figures move by up to 25 % between runs on the H200, ratios much less.
 --host-bench: the same benchmarks run on the host-only backend (no driver
 cost); their figures join under the prefix `host:`.
 
+Sustained load and the big-buffer loop (issue 21; bench/sustained_bench.cpp)
+are judged per repetition: a rule that must hold "in every one of 5
+repetitions" is judged on the worst of them, and a benchmark with fewer than
+5 repetitions carrying the figure is absent, never a pass. The big-buffer
+loop's time is judged against the cuda.core loop of --peers; without it that
+row is information only (marked "not judged").
+
 Python 3 stdlib only. Exit status: 0 written; 1 written, but with --strict a
 benchmark failed or leaked; 2 bad input (nothing written).
 """
@@ -21,6 +28,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 
@@ -62,6 +70,222 @@ class Absolute:
 
 THREADS = (1, 2, 4, 8)
 HOST = "host:"  # figures from --host-bench
+SUSTAINED_REPETITIONS = 5  # BM_SustainedLoad/K: every rule holds in each of 5 repetitions
+BIG_BUFFER_FAILED = "big-buffer loop failed"  # the prefix of BM_*BigBufferLoop's error when the loop failed
+
+
+def _finite(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def counter(name):
+    """A repetition's counter, or None."""
+    return lambda run: run.get(name)
+
+
+def per_repetition(figures, bench, per_run, need):
+    """(values, None): one figure per repetition of `bench`, from per_run(run); or (None, why) when the
+    benchmark is missing or failed, or fewer than `need` repetitions (or not every one) carry the figure."""
+    f = figures.get(bench)
+    if f is None:
+        return None, f"{bench} not in this run"
+    if f.error:
+        return None, f"{bench}: {f.error}"
+    values = [per_run(r) for r in f.runs]
+    have = [v for v in values if _finite(v)]
+    if len(have) < need or len(have) < len(values):
+        why = f"{len(have)} of {len(values)} repetitions of {bench} report it, {need} needed"
+        return None, f"{f.label}; {why}" if f.label else why
+    return have, None
+
+
+def spread_of(values):
+    """Relative noise (coefficient of variation) of per-repetition figures; None for fewer than 2."""
+    if values is None or len(values) < 2:
+        return None
+    m = statistics.mean(values)
+    return statistics.stdev(values) / abs(m) if m else None
+
+
+class EveryRepetition:
+    """A target that every repetition of one benchmark must meet: the value is the worst repetition's
+    (the highest for "<=", the lowest for ">="); absent unless `need` repetitions carry it."""
+
+    section = "absolute"
+
+    def __init__(self, key, title, bench, metric, unit, op, target, per_run=None, need=SUSTAINED_REPETITIONS):
+        self.key, self.title, self.bench, self.metric, self.unit = key, title, bench, metric, unit
+        self.op, self.target, self.need = op, target, need
+        self.per_run = per_run or counter(metric)
+        self.better = "higher" if op == ">=" else "lower"
+
+    def entry(self, figures, peers):
+        values, why = per_repetition(figures, self.bench, self.per_run, self.need)
+        value = None if values is None else (min(values) if self.op == ">=" else max(values))
+        e = {"title": self.title, "bench": self.bench, "metric": self.metric, "unit": self.unit,
+             "better": self.better, "target": f"{self.op} {self.target}", "per_repetition": values,
+             "value": clean(value), "noise": clean(spread_of(values)), "status": judge(value, self.op, self.target)}
+        if why:
+            e["why"] = why
+        return e
+
+
+class RepetitionSpread(EveryRepetition):
+    """The slowest repetition's figure over the fastest's (higher is better)."""
+
+    def __init__(self, key, title, bench, metric, target, need=SUSTAINED_REPETITIONS):
+        super().__init__(key, title, bench, metric, "x", ">=", target, need=need)
+
+    def entry(self, figures, peers):
+        values, why = per_repetition(figures, self.bench, self.per_run, self.need)
+        value = min(values) / max(values) if values and max(values) > 0 else None
+        if values and value is None:
+            why = f"{self.bench}: {self.metric} is 0 in every repetition"
+        e = {"title": self.title, "bench": self.bench, "metric": f"{self.metric} slowest/fastest", "unit": "x",
+             "better": "higher", "target": f">= {self.target}", "per_repetition": values, "value": clean(value),
+             "noise": None, "status": judge(value, ">=", self.target)}
+        if why:
+            e["why"] = why
+        return e
+
+
+class PairedEveryRepetition:
+    """Raw and tracked runs paired inside each repetition of one benchmark (BM_SustainedLoad/K: counter
+    `ratio`, the pair's tracked / raw): the worst pair is judged (every repetition must meet the target);
+    the median pair ratio is shown beside it."""
+
+    section = "ratios"
+
+    def __init__(self, key, title, bench, raw, tracked, metric, op, target, ratio_counter="ratio",
+                 need=SUSTAINED_REPETITIONS):
+        self.key, self.title, self.bench, self.raw_counter, self.tracked_counter = key, title, bench, raw, tracked
+        self.metric, self.op, self.target, self.ratio_counter, self.need = metric, op, target, ratio_counter, need
+        self.better = "higher" if op == ">=" else "lower"
+
+    def entry(self, figures, peers):
+        values, why = per_repetition(figures, self.bench, counter(self.ratio_counter), self.need)
+        value = None if values is None else (min(values) if self.op == ">=" else max(values))
+        f = figures.get(self.bench)
+        ok = values is not None
+        e = {"title": self.title, "tracked": self.bench, "raw": self.bench, "metric": self.metric,
+             "better": self.better, "target": f"{self.op} {self.target}", "paired": True, "worst_of_pairs": True,
+             "tracked_value": clean(f.median(self.tracked_counter)) if ok else None,
+             "raw_value": clean(f.median(self.raw_counter)) if ok else None,
+             "median_ratio": clean(statistics.median(values)) if ok else None, "per_repetition": values,
+             "value": clean(value), "noise": clean(spread_of(values)), "status": judge(value, self.op, self.target)}
+        if why:
+            e["why"] = why
+        return e
+
+
+def big_buffer_seconds(figures, bench):
+    """(median loop seconds, None), or (None, why); a failed loop's why starts with BIG_BUFFER_FAILED."""
+    f = figures.get(bench)
+    if f is None:
+        return None, f"{bench} not in this run"
+    if f.error:
+        return None, f"{bench}: {f.error}"
+    v = f.median("loop_s")
+    return (v, None) if v is not None else (None, f.label or f"{bench} reports no loop_s")
+
+
+def peer_big_buffer(peers, name):
+    """(median loop seconds of the peer's big-buffer loop, None), or (None, why)."""
+    if not peers:
+        return None, "no peers.json"
+    loops = (peers.get("big_buffer") or {}).get("loops") or {}
+    e = loops.get(name)
+    if not e:
+        return None, f"peers.json has no {name} big-buffer loop"
+    if e.get("status") != "ok":
+        return None, f"{name} big-buffer loop {e.get('status')}: {e.get('reason', '')}"
+    v = (e.get("loop_s") or {}).get("median")
+    return (v, None) if _finite(v) else (None, f"{name} big-buffer loop has no loop_s")
+
+
+class BigBufferPasses:
+    """The big-buffer loop ran all its iterations in every repetition: a loop that failed (out of memory) is
+    a miss with its error, a benchmark that did not run (no device) absent."""
+
+    section = "absolute"
+
+    def __init__(self, key, title, bench):
+        self.key, self.title, self.bench = key, title, bench
+
+    def entry(self, figures, peers):
+        value, why = big_buffer_seconds(figures, self.bench)
+        f = figures.get(self.bench)
+        if value is not None and all(r.get("passed") == 1 for r in f.runs) and f.runs:
+            status = "pass"
+        elif f is not None and f.error and f.error.startswith(BIG_BUFFER_FAILED):
+            status = "miss"
+        else:
+            status = "absent"
+            why = why or f"{self.bench} does not say it passed"
+        e = {"title": self.title, "bench": self.bench, "metric": "loop_s", "unit": "s", "better": "lower",
+             "target": "passes", "value": clean(value), "noise": clean(f.cv("loop_s")) if value is not None else None,
+             "status": status}
+        if why:
+            e["why"] = why
+        return e
+
+
+class BigBufferVsPeer:
+    """tandem's big-buffer loop time over a peer's (peers.json) from the same check. Without the peer's
+    figure the row is information only, marked not judged; without tandem's it is absent."""
+
+    section = "ratios"
+
+    def __init__(self, key, title, bench, peer, op=None, target=None):
+        self.key, self.title, self.bench, self.peer, self.op, self.target = key, title, bench, peer, op, target
+        self.better = "lower"
+
+    def entry(self, figures, peers):
+        tv, twhy = big_buffer_seconds(figures, self.bench)
+        pv, pwhy = peer_big_buffer(peers, self.peer)
+        value = tv / pv if tv is not None and pv else None
+        e = {"title": self.title, "tracked": self.bench, "raw": f"peers:big_buffer.{self.peer}", "metric": "loop_s",
+             "better": self.better, "target": f"{self.op} {self.target}" if self.op else None,
+             "tracked_value": clean(tv), "raw_value": clean(pv), "value": clean(value), "noise": None}
+        if twhy:
+            e.update(status=judge(None, self.op, self.target), why=twhy)
+        elif pwhy:
+            e.update(status="info", why=pwhy)
+            if self.op:
+                e["not_judged"] = f"not judged: {pwhy}"
+        else:
+            e["status"] = judge(value, self.op, self.target)
+        return e
+
+
+def held_over_inflight(run):
+    held, inflight = run.get("held_bytes_peak"), run.get("inflight_bytes")
+    return held / inflight if _finite(held) and _finite(inflight) and inflight > 0 else None
+
+
+def sustained_rows(k):
+    """BM_SustainedLoad/K against issue 21's "Done when": every rule in every one of 5 repetitions."""
+    bench = f"BM_SustainedLoad/{k}"
+    where = f"sustained load, {k} thread{'s' if k > 1 else ''}"
+    return {
+        "ratios": [
+            PairedEveryRepetition(f"sustained_{k}_paired", f"{where}: iterations/s vs raw loop (worst of 5 pairs)",
+                                  bench, "raw_iterations_per_s", "iterations_per_s", "iterations_per_s", ">=", 0.9),
+            Ratio(f"sustained_{k}_separate", f"{where}: iterations/s, separate medians", bench,
+                  f"BM_RawSustainedLoad/{k}", "iterations_per_s", better="higher"),
+        ],
+        "absolute": [
+            EveryRepetition(f"sustained_{k}_retire_p99_us", f"{where}: submit -> retired p99 (worst of 5)", bench,
+                            "retire_p99_us", "us", "<=", 5000),
+            EveryRepetition(f"sustained_{k}_retire_max_us", f"{where}: submit -> retired max (worst of 5)", bench,
+                            "retire_max_us", "us", "<=", 100000),
+            RepetitionSpread(f"sustained_{k}_spread", f"{where}: slowest / fastest repetition, iterations/s", bench,
+                             "iterations_per_s", 0.8),
+            EveryRepetition(f"sustained_{k}_held_bytes", f"{where}: peak held bytes / loop's in-flight bytes "
+                            "(worst of 5)", bench, "held_bytes_peak/inflight_bytes", "x", "<=", 2,
+                            per_run=held_over_inflight),
+        ],
+    }
 
 
 def thread_rows(suffix, where, bench):
@@ -128,6 +352,12 @@ RATIOS = [
     Ratio("graph_replay_8", "graph replay, 8 nodes", "BM_TrackedGraphReplay/8", "BM_RawGraphReplay/8"),
     Ratio("raw_event_record", "raw launch + event record vs raw launch (a tracked launch's driver work)",
           "BM_RawLaunchEventRecord", "BM_RawLaunch"),
+] + [row for k in THREADS for row in sustained_rows(k)["ratios"]] + [
+    BigBufferVsPeer("big_buffer_vs_cuda_core", "big-buffer loop (10 x 60 % of free, 1 ms kernel) vs cuda.core",
+                    "BM_BigBufferLoop", "cuda_core", "<=", 1.5),
+    BigBufferVsPeer("big_buffer_vs_torch", "big-buffer loop vs PyTorch", "BM_BigBufferLoop", "torch"),
+    Ratio("big_buffer_vs_raw", "big-buffer loop vs the raw driver loop (C++)", "BM_BigBufferLoop",
+          "BM_RawBigBufferLoop", "loop_s"),
 ]
 
 ABSOLUTES = [
@@ -151,6 +381,9 @@ ABSOLUTES = [
              "BM_TileCopy_Rank2_64x64_1GiB", "ratio_vs_memcpy", "x", ">=", 0.8, better="higher"),
     Absolute("tile_transpose_vs_memcpy", "Tile transpose 1 GiB f32, 64x64, vs driver memcpy bandwidth",
              "BM_TileTranspose_64x64_1GiB", "ratio_vs_memcpy", "x", ">=", 0.8, better="higher"),
+] + [row for k in THREADS for row in sustained_rows(k)["absolute"]] + [
+    BigBufferPasses("big_buffer_passes", "big-buffer loop: 10 x 60 % of free memory, 1 ms kernel at each drop",
+                    "BM_BigBufferLoop"),
 ]
 
 
@@ -210,7 +443,9 @@ def paired_entry(r, figures):
     return e
 
 
-def ratio_entry(r, figures):
+def ratio_entry(r, figures, peers=None):
+    if hasattr(r, "entry"):
+        return r.entry(figures, peers)
     if isinstance(r, Paired):
         return paired_entry(r, figures)
     t, w = figures.get(r.tracked), figures.get(r.raw)
@@ -236,7 +471,9 @@ def ratio_entry(r, figures):
     return e
 
 
-def absolute_entry(a, figures):
+def absolute_entry(a, figures, peers=None):
+    if hasattr(a, "entry"):
+        return a.entry(figures, peers)
     f = figures.get(a.bench)
     e = {"title": a.title, "bench": a.bench, "metric": "time_ns" if a.metric == TIME else a.metric,
          "unit": a.unit, "better": a.better, "target": f"{a.op} {a.target}" if a.op else None}
@@ -291,8 +528,8 @@ def build(bench_path, peers_path, git, bench_rc, host_path=None):
     if peers_path and os.path.exists(peers_path):
         with open(peers_path, encoding="utf-8") as f:
             peers = json.load(f)
-    ratios = {r.key: ratio_entry(r, figures) for r in RATIOS}
-    absolute = {a.key: absolute_entry(a, figures) for a in ABSOLUTES}
+    ratios = {r.key: ratio_entry(r, figures, peers) for r in RATIOS}
+    absolute = {a.key: absolute_entry(a, figures, peers) for a in ABSOLUTES}
     judged = [e["status"] for e in list(ratios.values()) + list(absolute.values()) if e["status"] != "info"]
     return {
         "format": FORMAT,
@@ -329,8 +566,10 @@ def fmt(value, metric):
         return f"{value / 1000:.2f} µs" if value >= 1000 else f"{value:.1f} ns"
     if metric.endswith("_us"):
         return f"{value:.2f} µs"
-    if metric == "launches_per_s":
-        return f"{value / 1000:.0f} k/s"
+    if metric in ("launches_per_s", "iterations_per_s"):
+        return f"{value / 1000:.0f} k/s" if value >= 10000 else f"{value:.0f} /s"
+    if metric == "loop_s":
+        return f"{value:.3f} s"
     return f"{value:.4g}"
 
 
@@ -341,7 +580,9 @@ def fmt_abs(e):
     if u == "ns":
         return fmt(v, "time_ns")
     if u == "us":
-        return f"{v:.1f} µs"
+        return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.1f} µs"
+    if u == "s":
+        return f"{v:.3f} s"
     if u == "x":
         return f"{v:.3f}×"
     return f"{v:.0f} {u}"
@@ -350,10 +591,14 @@ def fmt_abs(e):
 def target_text(t, unit=""):
     if not t:
         return ""
+    if len(t.split()) != 2:
+        return t  # a target in words ("passes")
     op, value = t.split()
     sym = "≤" if op == "<=" else "≥"
     if unit == "ns" and float(value) >= 1000:
         return f"{sym} {float(value) / 1000:g} µs"
+    if unit == "us" and float(value) >= 1000:
+        return f"{sym} {float(value) / 1000:g} ms"
     suffix = {"ns": " ns", "us": " µs", "B": " B", "x": "×"}.get(unit, "×" if not unit else "")
     return f"{sym} {value}{suffix}"
 
@@ -376,14 +621,22 @@ def markdown(doc):
     lines += ["| figure | raw | tandem | ratio | target | |", "|---|---|---|---|---|---|"]
     for e in doc["ratios"].values():
         ratio = f"{e['value']:.3f}×" if e["value"] is not None else "—"
-        status = e["status"] if e["status"] != "info" else ""
+        if e.get("worst_of_pairs") and e.get("median_ratio") is not None:
+            ratio += f" (median {e['median_ratio']:.3f}×)"
+        status = e["status"] if e["status"] != "info" else e.get("not_judged", "")
         lines.append(f"| {e['title']} | {fmt(e['raw_value'], e['metric'])} | {fmt(e['tracked_value'], e['metric'])} "
                      f"| {ratio} | {target_text(e['target'])} | {status} |")
     lines += ["", "| figure | value | target | |", "|---|---|---|---|"]
     for e in doc["absolute"].values():
         status = e["status"] if e["status"] != "info" else ""
         lines.append(f"| {e['title']} | {fmt_abs(e)} | {target_text(e['target'], e['unit'])} | {status} |")
+    absent = [e for section in ("ratios", "absolute") for e in doc[section].values()
+              if e["status"] == "absent" or e.get("not_judged")]
+    if absent:
+        lines += ["", "Targets not judged (absent, or information only) and why:", ""]
+        lines += [f"- {e['title']}: {e.get('why', 'no figure')}" for e in absent]
     lines += peers_markdown(doc)
+    lines += big_buffer_markdown(doc)
     if doc["failures"]:
         lines += ["", "Failed benchmarks:", ""]
         by_error = {}
@@ -426,6 +679,35 @@ def peers_markdown(doc):
         out.append(f"| {title} | {us:.2f} µs | {f'{ratio:.2f}×' if ratio is not None else '—'} |")
     if notes:
         out += ["", "Peers not measured:", ""] + notes
+    return out
+
+
+def big_buffer_markdown(doc):
+    """The big-buffer loop beside the same loop in C++ on the raw driver and in the Python peers."""
+    rows = []
+    fig = doc["figures"]
+    for name, title in (("BM_BigBufferLoop", "tandem (C++)"), ("BM_RawBigBufferLoop", "raw driver pool (C++)")):
+        f = fig.get(name)
+        if f is None:
+            continue
+        if f.get("error"):
+            rows.append((title, "failed", f["error"]))
+        else:
+            v = (f.get("loop_s") or {}).get("median")
+            rows.append((title, f"{v:.3f} s" if v is not None else "—", f"{f.get('repetitions')} repetitions"))
+    loops = ((doc.get("peers") or {}).get("big_buffer") or {}).get("loops") or {}
+    for e in loops.values():
+        if e.get("status") == "ok":
+            t = e.get("loop_s") or {}
+            rows.append((e.get("title", "?"), f"{t.get('median', 0):.3f} s", f"{len(e.get('trials_s') or [])} trials"))
+        else:
+            rows.append((e.get("title", "?"), e.get("status", "?"), e.get("reason", "")))
+    if not rows:
+        return []
+    out = ["", "Big-buffer loop (10 × 60 % of free memory, a 1 ms kernel on each buffer, dropped/freed behind it; "
+           "timed from the first allocation to the stream drained; median):", "",
+           "| loop | time | |", "|---|---|---|"]
+    out += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     return out
 
 

@@ -18,6 +18,22 @@ stream synchronize, host clock; trials interleave the launchers so drift
 hits all alike; the figure is the median trial. The baseline is the
 cheapest raw driver launch that ran; `ratio_vs_raw` divides by it.
 
+The big-buffer loop (issue 21; tandem_bench's BM_BigBufferLoop in C++), in
+`big_buffer`: 10 x {allocate 60 % of the device's free memory (measured
+before the loop, rounded down to 1 MiB); a 1 ms kernel on it; drop it
+behind the kernel}, one stream, timed from the first allocation to the
+stream drained:
+
+  cuda_core  Device.allocate(size, stream) / a PTX busy-wait on %globaltimer
+             (1 ms) launched with cuda.core / Buffer.close(stream)
+  torch      torch.empty(size, uint8) / torch.cuda._sleep(cycles of 1 ms,
+             calibrated with CUDA events) / del
+
+Trials interleave the two; the device's pool (cuda.core) and the caching
+allocator (torch.cuda.empty_cache) are given back between trials, untimed,
+so every trial starts as a fresh process would. --big-buffer-trials 0
+skips it.
+
 Each launcher fails soft: a missing module or device is recorded with its
 reason and the others still run. Exit status 0 unless the arguments are bad
 or the output cannot be written.
@@ -51,6 +67,35 @@ PTX = f""".version 7.0
 """
 PTX_IMAGE = PTX.encode() + b"\0"  # cuModuleLoadData takes PTX as a NUL-terminated string
 CU_STREAM_NON_BLOCKING = 1
+
+# The big-buffer loop: tandem_bench's BM_BigBufferLoop (bench/sustained_bench.cpp) in Python.
+BIG_ITERATIONS = 10
+BIG_FRACTION = 0.6
+BIG_ALIGN = 1 << 20
+BIG_KERNEL_NS = 1_000_000
+SPIN_KERNEL = "tandem_spin"
+# (buffer, ns): busy-waits ns nanoseconds of %globaltimer, as the catalog's spin; the buffer is unused.
+SPIN_PTX = f""".version 7.0
+.target sm_52
+.address_size 64
+
+.visible .entry {SPIN_KERNEL}(
+\t.param .u64 {SPIN_KERNEL}_x,
+\t.param .u64 {SPIN_KERNEL}_ns
+)
+{{
+\t.reg .pred %p<2>;
+\t.reg .b64 %rd<5>;
+\tld.param.u64 %rd1, [{SPIN_KERNEL}_ns];
+\tmov.u64 %rd2, %globaltimer;
+\tadd.s64 %rd3, %rd2, %rd1;
+$L_spin:
+\tmov.u64 %rd4, %globaltimer;
+\tsetp.lt.u64 %p1, %rd4, %rd3;
+\t@%p1 bra $L_spin;
+\tret;
+}}
+"""
 
 
 class Skip(Exception):
@@ -189,6 +234,155 @@ PEERS = [
 RAW = ("raw_driver_ctypes", "raw_driver_bindings")
 
 
+# --- the big-buffer loop: each setup returns (run_once() -> (seconds, buffer bytes, free bytes),
+# give_back(), detail dict) -------------------------------------------------------------------------
+
+def big_buffer_bytes(free_bytes):
+    return int(free_bytes * BIG_FRACTION) // BIG_ALIGN * BIG_ALIGN
+
+
+def big_loop(allocate, kernel, drop, drain, size):
+    """Seconds of the loop: BIG_ITERATIONS x {allocate; kernel; drop}, then drain. A failure names its
+    iteration."""
+    t0 = time.perf_counter()
+    for i in range(BIG_ITERATIONS):
+        try:
+            buf = allocate(size)
+            kernel(buf)
+            drop(buf)
+            del buf
+        except Exception as ex:  # noqa: BLE001 - re-raised with the iteration
+            raise RuntimeError(f"iteration {i + 1} of {BIG_ITERATIONS} ({size / 2**30:.2f} GiB): "
+                               f"{type(ex).__name__}: {ex}") from ex
+    drain()
+    return time.perf_counter() - t0
+
+
+def setup_big_cuda_core():
+    try:
+        try:
+            from cuda.core import Device, LaunchConfig, ObjectCode, launch
+        except ImportError:
+            from cuda.core.experimental import Device, LaunchConfig, ObjectCode, launch
+    except ImportError as ex:
+        raise Skip(f"cuda.core not importable: {ex}") from ex
+    cu = libcuda()
+    dev = Device(0)
+    dev.set_current()
+    stream = dev.create_stream()
+    kernel = ObjectCode.from_ptx(SPIN_PTX.encode()).get_kernel(SPIN_KERNEL)
+    config = LaunchConfig(grid=1, block=32)
+    ns = ctypes.c_uint64(BIG_KERNEL_NS)
+    vp = ctypes.c_void_p
+
+    def free_bytes():
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        check(cu.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total)), "cuMemGetInfo")
+        return free.value
+
+    def give_back():
+        # Device.allocate uses the device's current pool: return its cached memory.
+        stream.sync()
+        pool, cu_dev = vp(), ctypes.c_int()
+        check(cu.cuDeviceGet(ctypes.byref(cu_dev), 0), "cuDeviceGet")
+        check(cu.cuDeviceGetMemPool(ctypes.byref(pool), cu_dev), "cuDeviceGetMemPool")
+        check(cu.cuMemPoolTrimTo(pool, ctypes.c_size_t(0)), "cuMemPoolTrimTo")
+
+    def once():
+        free = free_bytes()
+        size = big_buffer_bytes(free)
+        seconds = big_loop(lambda n: dev.allocate(n, stream=stream),
+                           lambda buf: launch(stream, config, kernel, buf, ns),
+                           lambda buf: buf.close(stream), stream.sync, size)
+        return seconds, size, free
+
+    import cuda.core as core
+    return once, give_back, {"version": getattr(core, "__version__", None)}
+
+
+def setup_big_torch():
+    try:
+        import torch
+    except ImportError as ex:
+        raise Skip(f"torch not importable: {ex}") from ex
+    if not torch.cuda.is_available():
+        raise Skip("torch sees no CUDA device")
+    stream = torch.cuda.Stream()
+    # torch.cuda._sleep counts cycles: calibrate 1 ms with CUDA events (the second of two tries).
+    probe = 1_000_000
+    ms = None
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            torch.cuda._sleep(probe)
+            end.record()
+            end.synchronize()
+            ms = start.elapsed_time(end)
+    if not ms or ms <= 0:
+        raise RuntimeError("could not calibrate torch.cuda._sleep")
+    cycles = int(probe / ms * BIG_KERNEL_NS / 1e6)
+
+    def give_back():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+
+    def once():
+        free, _ = torch.cuda.mem_get_info()
+        size = big_buffer_bytes(free)
+        with torch.cuda.stream(stream):
+            seconds = big_loop(lambda n: torch.empty(n, dtype=torch.uint8, device="cuda"),
+                               lambda buf: torch.cuda._sleep(cycles), lambda buf: None, stream.synchronize, size)
+        return seconds, size, free
+
+    return once, give_back, {"version": torch.__version__, "sleep_cycles": cycles,
+                             "sleep_probe_ms_per_mcycle": ms}
+
+
+BIG_LOOPS = [
+    ("cuda_core", "cuda.core: Device.allocate / launch / Buffer.close(stream)", setup_big_cuda_core),
+    ("torch", "PyTorch: torch.empty / torch.cuda._sleep / del", setup_big_torch),
+]
+
+
+def measure_big(trials):
+    """The big-buffer loop of each peer, trials interleaved; each loop fails soft as the launchers do."""
+    results, ready = {}, []
+    for key, title, setup in BIG_LOOPS:
+        entry = {"title": title}
+        try:
+            once, give_back, detail = setup()
+            give_back()
+            entry.update(detail)
+            entry.update(status="ok", trials_s=[], buffer_bytes=[], free_bytes=[])
+            ready.append((key, once, give_back))
+        except Skip as ex:
+            entry.update(status="skipped", reason=str(ex))
+        except Exception as ex:  # noqa: BLE001 - fail soft
+            entry.update(status="error", reason=f"{type(ex).__name__}: {ex}", traceback=traceback.format_exc(limit=3))
+        results[key] = entry
+    for _ in range(trials):
+        for key, once, give_back in list(ready):
+            e = results[key]
+            try:
+                seconds, size, free = once()
+                e["trials_s"].append(seconds)
+                e["buffer_bytes"].append(size)
+                e["free_bytes"].append(free)
+            except Exception as ex:  # noqa: BLE001 - the loop failed (out of memory): recorded, not retried
+                e.update(status="error", reason=str(ex))
+                ready = [r for r in ready if r[0] != key]
+            try:
+                give_back()
+            except Exception as ex:  # noqa: BLE001
+                e.setdefault("give_back_error", f"{type(ex).__name__}: {ex}")
+    for e in results.values():
+        t = e.get("trials_s")
+        if e["status"] == "ok" and t:
+            e["loop_s"] = {"median": statistics.median(t), "min": min(t), "max": max(t)}
+    return results
+
+
 def trial(launch, sync, n, detail):
     """Seconds per launch: n launches, then one synchronize."""
     # Stream selection scoped around the whole loop, not per launch.
@@ -310,11 +504,14 @@ def main():
     ap.add_argument("--out", required=True, help="JSON file to write")
     ap.add_argument("--launches", type=int, default=20000, help="launches per trial (default 20000)")
     ap.add_argument("--trials", type=int, default=5, help="trials per launcher (default 5)")
+    ap.add_argument("--big-buffer-trials", type=int, default=3,
+                    help="trials of the big-buffer loop per peer (default 3; 0 skips it)")
     args = ap.parse_args()
-    if args.launches < 1 or args.trials < 1:
-        ap.error("--launches and --trials must be positive")
+    if args.launches < 1 or args.trials < 1 or args.big_buffer_trials < 0:
+        ap.error("--launches and --trials must be positive, --big-buffer-trials not negative")
     started = datetime.datetime.now(datetime.timezone.utc)
     peers, baseline = measure(args.launches, args.trials)
+    big = measure_big(args.big_buffer_trials) if args.big_buffer_trials else {}
     doc = {
         "format": FORMAT,
         "date": started.isoformat(timespec="seconds"),
@@ -328,6 +525,16 @@ def main():
         "baseline": baseline,
         "call_overheads_ns": call_overheads(),
         "peers": peers,
+        "big_buffer": {
+            "method": f"{BIG_ITERATIONS} x {{allocate {BIG_FRACTION:.0%} of free memory (rounded down to 1 MiB); "
+                      f"a {BIG_KERNEL_NS / 1e6:g} ms kernel on one stream; drop}}, timed from the first allocation "
+                      "to the stream drained; memory given back between trials (untimed); median trial",
+            "iterations": BIG_ITERATIONS,
+            "fraction": BIG_FRACTION,
+            "kernel_ns": BIG_KERNEL_NS,
+            "trials": args.big_buffer_trials,
+            "loops": big,
+        },
     }
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
@@ -339,6 +546,11 @@ def main():
                   + (f" ({r:.2f}x raw)" if r else ""))
         else:
             print(f"peers: {e['title']}: {e['status']}: {e['reason']}")
+    for key, e in big.items():
+        if e["status"] == "ok":
+            print(f"peers: big-buffer loop, {e['title']}: {e['loop_s']['median']:.3f} s")
+        else:
+            print(f"peers: big-buffer loop, {e['title']}: {e['status']}: {e['reason']}")
     return 0
 
 

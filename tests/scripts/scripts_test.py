@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Unit tests of the benchmark tooling in scripts/ (no GPU needed):
 scripts/compare on fixture files, scripts/bench_report.py on a Google
-Benchmark fixture, scripts/peers.py failing soft and pairing with its raw
-baseline.
+Benchmark fixture (and the sustained-load and big-buffer targets on
+gbench_sustained.json + peers_big_buffer.json), scripts/peers.py failing
+soft and pairing with its raw baseline.
 
     python3 tests/scripts/scripts_test.py [TestClass ...]
 """
@@ -135,7 +136,7 @@ class CompareReportTest(unittest.TestCase):
         self.assertIn("status 'fail'", r.stdout)
 
 
-class BenchReportTest(TempDir):
+class ReportCase(TempDir):
     def report(self, bench, *extra):
         out, md = os.path.join(self.tmp.name, "bench.json"), os.path.join(self.tmp.name, "bench.md")
         r = run(os.path.join(SCRIPTS, "bench_report.py"), "--bench", bench, "--out", out, "--md", md,
@@ -145,6 +146,9 @@ class BenchReportTest(TempDir):
             doc = json.load(f)
         with open(md, encoding="utf-8") as f:
             return doc, f.read(), out
+
+
+class BenchReportTest(ReportCase):
 
     def test_pairs_raw_and_tracked_from_one_run(self):
         doc, md, _ = self.report(fixture("gbench_base.json"))
@@ -262,6 +266,137 @@ class BenchReportTest(TempDir):
         self.assertIn("target pass -> miss", r.stdout)
 
 
+class SustainedReportTest(ReportCase):
+    """Issue 21's sustained-load and big-buffer targets (fixtures gbench_sustained.json, peers_big_buffer.json):
+    K = 1 meets every rule in every repetition; K = 2 misses each rule in one repetition only (its medians would
+    pass); K = 4 lacks the latency in one repetition and the held bytes in all; K = 8 has 3 repetitions of 5."""
+
+    def sustained(self, *extra):
+        return self.report(fixture("gbench_sustained.json"), *extra)
+
+    def test_every_repetition_meeting_every_rule_passes(self):
+        doc, _, _ = self.sustained("--peers", fixture("peers_big_buffer.json"))
+        r, a = doc["ratios"], doc["absolute"]
+        paired = r["sustained_1_paired"]
+        self.assertEqual(paired["status"], "pass")
+        self.assertAlmostEqual(paired["value"], 0.92)  # the worst pair is judged
+        self.assertAlmostEqual(paired["median_ratio"], 0.95)
+        self.assertEqual(paired["per_repetition"], [0.95, 0.93, 0.97, 0.92, 0.96])
+        self.assertEqual(a["sustained_1_retire_p99_us"]["value"], 1000)
+        self.assertEqual(a["sustained_1_retire_max_us"]["value"], 7000)
+        self.assertAlmostEqual(a["sustained_1_spread"]["value"], 97e3 / 101e3)
+        self.assertAlmostEqual(a["sustained_1_held_bytes"]["value"], 30000 / 16384)
+        for key in ("retire_p99_us", "retire_max_us", "spread", "held_bytes"):
+            self.assertEqual(a[f"sustained_1_{key}"]["status"], "pass", key)
+        self.assertEqual(r["sustained_1_separate"]["status"], "info")  # separate medians: shown, not judged
+
+    def test_one_bad_repetition_misses_though_the_medians_pass(self):
+        doc, md, _ = self.sustained("--peers", fixture("peers_big_buffer.json"))
+        r, a = doc["ratios"], doc["absolute"]
+        self.assertEqual(a["sustained_2_retire_p99_us"]["value"], 6500)
+        self.assertEqual(a["sustained_2_retire_p99_us"]["status"], "miss")
+        self.assertEqual(a["sustained_2_retire_max_us"]["status"], "pass")
+        self.assertAlmostEqual(r["sustained_2_paired"]["value"], 0.85)
+        self.assertAlmostEqual(r["sustained_2_paired"]["median_ratio"], 0.94)
+        self.assertEqual(r["sustained_2_paired"]["status"], "miss")
+        self.assertAlmostEqual(a["sustained_2_spread"]["value"], 0.75)
+        self.assertEqual(a["sustained_2_spread"]["status"], "miss")
+        self.assertAlmostEqual(a["sustained_2_held_bytes"]["value"], 3.0)
+        self.assertEqual(a["sustained_2_held_bytes"]["status"], "miss")
+        self.assertIn("| sustained load, 2 threads: submit -> retired p99 (worst of 5) | 6.50 ms | ≤ 5 ms | miss |", md)
+        self.assertIn("0.850× (median 0.940×)", md)
+
+    def test_an_absent_figure_is_absent_never_a_pass(self):
+        doc, md, _ = self.sustained("--peers", fixture("peers_big_buffer.json"))
+        r, a = doc["ratios"], doc["absolute"]
+        for key in ("sustained_4_retire_p99_us", "sustained_4_retire_max_us", "sustained_4_held_bytes"):
+            self.assertEqual(a[key]["status"], "absent", key)
+            self.assertIsNone(a[key]["value"], key)
+        self.assertIn("4 of 5 repetitions of BM_SustainedLoad/4", a["sustained_4_retire_p99_us"]["why"])
+        self.assertIn("0 of 5 repetitions", a["sustained_4_held_bytes"]["why"])
+        self.assertEqual(a["sustained_4_spread"]["status"], "pass")  # the figures it does have are judged
+        # 3 repetitions where 5 are needed: every rule absent, though each of the 3 would pass.
+        self.assertEqual(r["sustained_8_paired"]["status"], "absent")
+        for key in ("retire_p99_us", "retire_max_us", "spread", "held_bytes"):
+            self.assertEqual(a[f"sustained_8_{key}"]["status"], "absent", key)
+        self.assertIn("3 of 3 repetitions of BM_SustainedLoad/8 report it, 5 needed", md)
+        judged = [e["status"] for sec in ("ratios", "absolute") for e in doc[sec].values() if e["status"] != "info"]
+        self.assertEqual(doc["summary"]["absent"], judged.count("absent"))
+
+    def test_without_the_raw_pair_the_ratio_is_absent(self):
+        # A sim or host-only run: no raw driver, so no pair; the label says why.
+        with open(fixture("gbench_sustained.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        for b in doc["benchmarks"]:
+            if b["run_name"].startswith("BM_SustainedLoad/1/"):
+                for c in ("ratio", "raw_iterations_per_s", "raw_first"):
+                    b.pop(c)
+                b["label"] = "no raw pair: the raw driver baseline needs the cuda backend"
+        out, _, _ = self.report(self.write("sim.json", doc))
+        paired = out["ratios"]["sustained_1_paired"]
+        self.assertEqual(paired["status"], "absent")
+        self.assertIn("no raw pair", paired["why"])
+        self.assertEqual(out["absolute"]["sustained_1_retire_p99_us"]["status"], "pass")
+
+    def test_big_buffer_loop_against_cuda_core(self):
+        doc, md, _ = self.sustained("--peers", fixture("peers_big_buffer.json"))
+        r, a = doc["ratios"], doc["absolute"]
+        self.assertEqual(a["big_buffer_passes"]["status"], "pass")
+        self.assertAlmostEqual(a["big_buffer_passes"]["value"], 0.25)
+        core = r["big_buffer_vs_cuda_core"]
+        self.assertAlmostEqual(core["value"], 0.25 / 0.2)
+        self.assertEqual(core["status"], "pass")  # <= 1.5
+        self.assertEqual(r["big_buffer_vs_torch"]["status"], "info")
+        self.assertAlmostEqual(r["big_buffer_vs_raw"]["value"], 0.25 / 0.17)
+        self.assertIn("| cuda.core: Device.allocate / launch / Buffer.close(stream) | 0.200 s | 3 trials |", md)
+
+    def test_big_buffer_slower_than_cuda_core_misses(self):
+        with open(fixture("peers_big_buffer.json"), encoding="utf-8") as f:
+            peers = json.load(f)
+        peers["big_buffer"]["loops"]["cuda_core"]["loop_s"]["median"] = 0.1
+        doc, _, _ = self.sustained("--peers", self.write("peers.json", peers))
+        self.assertAlmostEqual(doc["ratios"]["big_buffer_vs_cuda_core"]["value"], 2.5)
+        self.assertEqual(doc["ratios"]["big_buffer_vs_cuda_core"]["status"], "miss")
+
+    def test_big_buffer_without_peers_is_information_marked_not_judged(self):
+        doc, md, _ = self.sustained()
+        core = doc["ratios"]["big_buffer_vs_cuda_core"]
+        self.assertEqual(core["status"], "info")
+        self.assertIsNone(core["value"])
+        self.assertIn("not judged", core["not_judged"])
+        self.assertIn("not judged: no peers.json", md)
+        self.assertEqual(doc["absolute"]["big_buffer_passes"]["status"], "pass")  # judged on its own
+
+    def test_failed_big_buffer_loop_is_a_miss_with_its_error(self):
+        with open(fixture("gbench_sustained.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        error = ("big-buffer loop failed at iteration 2 of 10 (80.20 GiB each, 133.70 GiB free before the loop): "
+                 "out_of_memory: allocating 86114467840 bytes: 34734080 of 150109880320 bytes free")
+        for b in doc["benchmarks"]:
+            if b["run_name"].startswith("BM_BigBufferLoop/") and b["repetition_index"] == 1:
+                b.update(error_occurred=True, error_message=error)
+        out, md, _ = self.report(self.write("oom.json", doc), "--peers", fixture("peers_big_buffer.json"))
+        passes = out["absolute"]["big_buffer_passes"]
+        self.assertEqual(passes["status"], "miss")
+        self.assertIn("out_of_memory", passes["why"])
+        self.assertEqual(out["ratios"]["big_buffer_vs_cuda_core"]["status"], "absent")  # no time to compare
+        self.assertIn({"benchmark": "BM_BigBufferLoop", "error": error}, out["failures"])
+        self.assertIn("| tandem (C++) | failed |", md)
+
+    def test_big_buffer_not_run_is_absent(self):
+        with open(fixture("gbench_sustained.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        for b in doc["benchmarks"]:
+            if b["run_name"].startswith("BM_BigBufferLoop/"):
+                b.update(error_occurred=True, error_message="no device for the benchmarks: no CUDA driver")
+        out, _, _ = self.report(self.write("nodev.json", doc))
+        self.assertEqual(out["absolute"]["big_buffer_passes"]["status"], "absent")
+        doc["benchmarks"] = [b for b in doc["benchmarks"] if not b["run_name"].startswith("BM_BigBufferLoop/")]
+        out, _, _ = self.report(self.write("gone.json", doc))
+        self.assertEqual(out["absolute"]["big_buffer_passes"]["status"], "absent")
+        self.assertIn("not in this run", out["absolute"]["big_buffer_passes"]["why"])
+
+
 class PeersTest(TempDir):
     def load_peers(self):
         spec = importlib.util.spec_from_file_location("peers", os.path.join(SCRIPTS, "peers.py"))
@@ -311,6 +446,44 @@ class PeersTest(TempDir):
         self.assertEqual(results["cuda_core_launch"]["status"], "error")
         self.assertIn("driver said no", results["cuda_core_launch"]["reason"])
         self.assertEqual(results["torch_add_one"]["status"], "skipped")
+
+    def test_big_buffer_loops_fail_soft_and_report_the_median_trial(self):
+        peers = self.load_peers()
+        given_back = []
+
+        def loop(times):
+            def setup():
+                it = iter(times)
+
+                def once():
+                    t = next(it)
+                    if isinstance(t, Exception):
+                        raise t
+                    return t, 60 << 20, 100 << 20
+                return once, (lambda: given_back.append(1)), {"version": "fake"}
+            return setup
+
+        def missing():
+            raise peers.Skip("no module named torch")
+
+        peers.BIG_LOOPS = [("cuda_core", "core", loop([0.3, 0.2, 0.25])),
+                           ("oom", "fails", loop([0.5, RuntimeError("iteration 2 of 10 (0.06 GiB): out of memory")])),
+                           ("torch", "torch", missing)]
+        results = peers.measure_big(trials=3)
+        core = results["cuda_core"]
+        self.assertEqual(core["status"], "ok")
+        self.assertEqual(core["loop_s"], {"median": 0.25, "min": 0.2, "max": 0.3})
+        self.assertEqual(core["buffer_bytes"], [60 << 20] * 3)
+        self.assertEqual(results["oom"]["status"], "error")
+        self.assertIn("iteration 2 of 10", results["oom"]["reason"])
+        self.assertNotIn("loop_s", results["oom"])  # a loop that failed has no time
+        self.assertEqual(results["torch"]["status"], "skipped")
+        self.assertEqual(len(given_back), 2 + 3 + 2)  # after each setup, and after every trial
+
+    def test_big_buffer_bytes_are_60_percent_of_free_in_whole_mib(self):
+        peers = self.load_peers()
+        self.assertEqual(peers.big_buffer_bytes(100 << 20), 60 << 20)
+        self.assertEqual(peers.big_buffer_bytes((100 << 20) + 12345) % (1 << 20), 0)
 
 
 if __name__ == "__main__":

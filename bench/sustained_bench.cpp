@@ -1,0 +1,581 @@
+// Memory reused at the device's pace while work keeps coming (issue 21):
+// a sustained multi-threaded loop of allocate, launch, drop, and a loop of
+// buffers too large for two to fit at once.
+//
+//   BM_SustainedLoad/K     K = 1, 2, 4, 8 threads, each on its own stream of a
+//                          context made for the repetition (with
+//                          measure_retirement_latency, otherwise the default
+//                          options), each looping for >= 1 s over
+//                          {allocate 4096 f32 on its stream; SIMT fill;
+//                          to_tensor 64x64 (no copy); Tile scale; drop (no
+//                          wait)}, both launches through kernels::launch.
+//                          Each of the 5 repetitions also runs the raw loop
+//                          below with the same K, just before it or just
+//                          after (alternating), so that every repetition has
+//                          a ratio of two runs taken moments apart
+//                          (paired_bench.cpp says why).
+//   BM_RawSustainedLoad/K  the same loop on the raw driver alone, 5
+//                          repetitions: cuMemAllocFromPoolAsync from a pool of
+//                          its own made as tandem makes its pool (release
+//                          threshold UINT64_MAX), cuLaunchKernel of the same
+//                          fill and Tile scale entry points with the same
+//                          dimensions and parameters, cuMemFreeAsync on the
+//                          stream right after the second launch; no tracking.
+//   BM_BigBufferLoop       one stream of a context of its own (default
+//                          options): 10 x {allocate 60 % of the device's free
+//                          memory; the catalog's SIMT spin for 1 ms on it;
+//                          drop}, timed from before the first allocation to the
+//                          stream drained after the tenth drop (setup, the
+//                          free-memory query and the clean-up after are not
+//                          timed). An allocation that fails fails the
+//                          benchmark with "big-buffer loop failed at iteration
+//                          N of 10 ...: <the error>" (scripts/bench_report.py
+//                          judges that prefix as a miss).
+//   BM_RawBigBufferLoop    the same with cuMemAllocFromPoolAsync /
+//                          cuLaunchKernel / cuMemFreeAsync on a pool made like
+//                          tandem's.
+//
+// Counters (per repetition): iterations_per_s (aggregate: all threads'
+// iterations over the wall time from the common start to the last stream
+// drained), and for the tracked loop raw_iterations_per_s and ratio (its
+// pair), retire_p50_us / retire_p99_us / retire_max_us (submit -> retired,
+// the context's own histogram; absent when it recorded nothing),
+// held_bytes_peak (RuntimeStats: what tandem kept from the device at its
+// highest; reset at the start; absent when 0) beside inflight_bytes (the
+// loop's own: K x 4096 x 4), leaked_allocations and quarantined_submissions
+// after a wait_for_retirement, and the release counters (information).
+// lane_balance: the fewest iterations of a thread over the most.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_env.hpp"
+#include "lanes.hpp"
+#include "paired.hpp"
+#include "tandem/kernels/launch.hpp"
+#include "tandem/launch.hpp"
+#include "tandem/view.hpp"
+
+namespace tandem_bench {
+
+namespace {
+
+namespace k = tandem::kernels;
+namespace drv = tandem::driver;
+
+constexpr std::int64_t kElements = 4096;
+constexpr std::int64_t kShape[] = {64, 64};
+constexpr std::size_t kBufferBytes = kElements * sizeof(float);
+constexpr double kFillValue = 1.0;
+constexpr double kScaleBy = 2.0;
+constexpr float kExpected = 2.0F;     // fill 1, then scale by 2
+constexpr int kCheckEvery = 16;       // iterations between two reads of the clock
+constexpr int kSustainedRepetitions = 5;
+const std::chrono::milliseconds kSustainedFor{scaled(1000)};  // per run, each thread
+
+constexpr int kBigIterations = 10;
+constexpr double kBigFraction = 0.6;
+constexpr std::uint64_t kSpinNs = 1'000'000;  // 1 ms
+constexpr std::size_t kBigAlign = std::size_t{1} << 20;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+void check_rc(int rc, const char* what) {
+  if (rc != 0) throw std::runtime_error(std::string(what) + ": CUresult " + std::to_string(rc));
+}
+
+// Both loops' kernels, dimensions and parameters, resolved once as
+// kernels::launch resolves them; the raw loop patches the device pointer
+// (the first 8 bytes of a BufferParam and of a TensorParam) per iteration.
+struct SustainedKernels {
+  const k::KernelEntry* fill = nullptr;
+  const k::KernelEntry* scale = nullptr;
+  drv::LaunchDims fill_dims, scale_dims;
+  k::PackedParams fill_params, scale_params;
+
+  SustainedKernels() {
+    fill = k::find(k::Model::simt, "fill", tandem::DType::f32);
+    scale = k::find(k::Model::tile, "scale", tandem::DType::f32, nullptr, 2);
+    if (fill == nullptr || scale == nullptr) throw std::runtime_error("the catalog has no f32 fill or rank-2 Tile scale");
+    const k::ArgShape fill_shapes[] = {k::ArgShape::buffer(tandem::DType::f32, kElements), k::ArgShape{}};
+    const k::ArgShape scale_shapes[] = {k::ArgShape::tensor(tandem::DType::f32, kShape), k::ArgShape{}};
+    prepare(*fill, fill_shapes, kFillValue, fill_dims, fill_params);
+    prepare(*scale, scale_shapes, kScaleBy, scale_dims, scale_params);
+  }
+
+ private:
+  static void prepare(const k::KernelEntry& e, std::span<const k::ArgShape> shapes, double value,
+                      drv::LaunchDims& dims, k::PackedParams& packed) {
+    std::string why = k::check_args(e, shapes);
+    if (why.empty()) why = k::launch_dims(e, shapes, std::nullopt, std::nullopt, dims);
+    const k::LaunchArg args[] = {k::LaunchArg::view(0, shapes[0]), k::LaunchArg::value(value)};
+    if (why.empty()) why = k::pack_params(e, args, packed);
+    if (!why.empty()) throw std::runtime_error(std::string(e.name) + ": " + why);
+  }
+};
+
+const SustainedKernels& sustained_kernels() {
+  static const SustainedKernels kk;
+  return kk;
+}
+
+// One raw launch of a prepared kernel with its device pointer set to `p`.
+void raw_launch(const RawDriver& d, void* fn, const drv::LaunchDims& g, void** params, unsigned long long p,
+                void* stream) {
+  std::memcpy(params[0], &p, sizeof p);
+  check_rc(d.launch(fn, g.grid.x, g.grid.y, g.grid.z, g.block.x, g.block.y, g.block.z, g.shared_bytes, stream,
+                    params, nullptr),
+           "cuLaunchKernel");
+}
+
+void check_contents(const std::vector<float>& v, const char* which) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] != kExpected) {
+      throw std::runtime_error(std::string(which) + " loop's kernels left " + std::to_string(v[i]) + " at element " +
+                               std::to_string(i) + ", expected " + std::to_string(kExpected));
+    }
+  }
+}
+
+// The raw loop's driver objects: a pool made as tandem makes its own (the
+// backend's pool_create), and non-blocking streams. Destroyed in reverse:
+// the streams drained first, then the pool.
+class RawPool {
+ public:
+  RawPool(drv::Backend& b, drv::ContextHandle ctx) : b_(b), ctx_(ctx) {
+    if (const drv::Result r = b.pool_create(ctx, pool_); !r.ok()) throw std::runtime_error(b.describe(r));
+  }
+  ~RawPool() {
+    (void)b_.pool_trim(ctx_, pool_, 0);
+    (void)b_.pool_destroy(ctx_, pool_);
+  }
+  RawPool(const RawPool&) = delete;
+  RawPool& operator=(const RawPool&) = delete;
+  [[nodiscard]] void* raw() const { return pool_.raw; }
+
+ private:
+  drv::Backend& b_;
+  drv::ContextHandle ctx_;
+  drv::PoolHandle pool_;
+};
+
+class RawStreams {
+ public:
+  RawStreams(drv::Backend& b, drv::ContextHandle ctx, int n) : b_(b), ctx_(ctx) {
+    for (int i = 0; i < n; ++i) {
+      drv::StreamHandle s;
+      if (const drv::Result r = b.stream_create(ctx, s); !r.ok()) throw std::runtime_error(b.describe(r));
+      s_.push_back(s);
+    }
+  }
+  ~RawStreams() {
+    for (const drv::StreamHandle& s : s_) {
+      (void)b_.stream_synchronize(ctx_, s);
+      (void)b_.stream_destroy(ctx_, s);
+    }
+  }
+  RawStreams(const RawStreams&) = delete;
+  RawStreams& operator=(const RawStreams&) = delete;
+  [[nodiscard]] void* raw(int i) const { return s_[static_cast<std::size_t>(i)].raw; }
+  [[nodiscard]] drv::StreamHandle handle(int i) const { return s_[static_cast<std::size_t>(i)]; }
+
+ private:
+  drv::Backend& b_;
+  drv::ContextHandle ctx_;
+  std::vector<drv::StreamHandle> s_;
+};
+
+// --- the sustained loop ------------------------------------------------------------
+
+struct LoopRun {
+  double seconds = 0;            // common start -> the last thread's stream drained
+  double iterations_per_s = 0;   // aggregate
+  double lane_balance = 0;       // fewest iterations of a thread / most
+  std::string error;
+};
+
+LoopRun finish(const TogetherRun& r, const std::vector<std::int64_t>& per_thread) {
+  LoopRun out;
+  out.seconds = r.seconds;
+  out.error = r.error;
+  std::int64_t total = 0;
+  for (const std::int64_t n : per_thread) total += n;
+  const auto [few, most] = std::minmax_element(per_thread.begin(), per_thread.end());
+  out.iterations_per_s = r.seconds > 0 ? static_cast<double>(total) / r.seconds : 0.0;
+  out.lane_balance = *most > 0 ? static_cast<double>(*few) / static_cast<double>(*most) : 0.0;
+  return out;
+}
+
+// Runs `iteration` in batches of kCheckEvery from `start` until kSustainedFor
+// has passed; returns the iterations done.
+template <class F>
+std::int64_t loop_for(Clock::time_point start, F iteration) {
+  const Clock::time_point until = start + kSustainedFor;
+  std::int64_t n = 0;
+  do {
+    for (int j = 0; j < kCheckEvery; ++j) iteration();
+    n += kCheckEvery;
+  } while (Clock::now() < until);
+  return n;
+}
+
+// The user's loop: every step through the public API, the future dropped.
+void tracked_iteration(const tandem::Stream& s, const SustainedKernels& kk) {
+  tandem::View a = tandem::allocate(s, tandem::DType::f32, kElements);
+  const k::Arg fill[] = {k::Arg::of(a), k::Arg::value(kFillValue)};
+  (void)k::launch(s, *kk.fill, fill);
+  tandem::View t = std::move(a).to_tensor(kShape);
+  const k::Arg scale[] = {k::Arg::of(t), k::Arg::value(kScaleBy)};
+  (void)k::launch(s, *kk.scale, scale);
+}  // t dropped with its work in flight
+
+LoopRun run_raw(const Env& e, const RawDriver& d, int threads) {
+  const SustainedKernels& kk = sustained_kernels();
+  drv::Backend& b = e.platform.backend();
+  const drv::ContextHandle ctx = e.ctx.native();
+  void* fill_fn = e.function(*kk.fill);
+  void* scale_fn = e.function(*kk.scale);
+  LoopRun out;
+  {
+    const RawPool pool(b, ctx);
+    const RawStreams streams(b, ctx, threads);
+    std::vector<std::int64_t> done(static_cast<std::size_t>(threads), 0);
+    const TogetherRun r = run_together(
+        threads, [&](int) { check_rc(d.ctx_set_current(ctx.raw), "cuCtxSetCurrent"); },
+        [&](int t, Clock::time_point start) {
+          void* s = streams.raw(t);
+          k::PackedParams fill_params = kk.fill_params;  // this thread's, patched per iteration
+          k::PackedParams scale_params = kk.scale_params;
+          void** fp = fill_params.pointers();
+          void** sp = scale_params.pointers();
+          done[static_cast<std::size_t>(t)] = loop_for(start, [&] {
+            unsigned long long p = 0;
+            check_rc(d.alloc_from_pool_async(&p, kBufferBytes, pool.raw(), s), "cuMemAllocFromPoolAsync");
+            raw_launch(d, fill_fn, kk.fill_dims, fp, p, s);
+            raw_launch(d, scale_fn, kk.scale_dims, sp, p, s);
+            check_rc(d.free_async(p, s), "cuMemFreeAsync");
+          });
+          check_rc(d.stream_synchronize(s), "cuStreamSynchronize");
+        });
+    out = finish(r, done);
+    if (out.error.empty()) {
+      // Untimed: the same steps once more, read back: the raw loop computed what the tracked one does.
+      void* s = streams.raw(0);
+      k::PackedParams fill_params = kk.fill_params;
+      k::PackedParams scale_params = kk.scale_params;
+      unsigned long long p = 0;
+      check_rc(d.ctx_set_current(ctx.raw), "cuCtxSetCurrent");
+      check_rc(d.alloc_from_pool_async(&p, kBufferBytes, pool.raw(), s), "cuMemAllocFromPoolAsync");
+      raw_launch(d, fill_fn, kk.fill_dims, fill_params.pointers(), p, s);
+      raw_launch(d, scale_fn, kk.scale_dims, scale_params.pointers(), p, s);
+      std::vector<float> host(kElements);
+      const drv::Result got = b.download_async(ctx, host.data(), p, kBufferBytes, streams.handle(0));
+      check_rc(d.free_async(p, s), "cuMemFreeAsync");
+      check_rc(d.stream_synchronize(s), "cuStreamSynchronize");
+      if (!got.ok()) throw std::runtime_error("reading back the raw loop's buffer: " + b.describe(got));
+      check_contents(host, "the raw");
+    }
+  }
+  return out;
+}
+
+struct TrackedRun {
+  LoopRun loop;
+  tandem::RuntimeStats stats;  // after the loop retired
+  std::uint64_t retired = 0;   // samples in the latency histogram
+  double p50_us = 0, p99_us = 0, max_us = 0;
+  std::uint64_t leaked = 0, quarantined = 0;
+};
+
+TrackedRun run_tracked(const Env& e, int threads) {
+  const SustainedKernels& kk = sustained_kernels();
+  TrackedRun out;
+  tandem::ContextOptions options;
+  options.measure_retirement_latency = true;
+  const tandem::Context ctx = tandem::Context::create(e.platform.device(0), options);
+  ctx.load_kernel(*kk.fill->symbol);  // no lazy module load inside the timed loop
+  ctx.load_kernel(*kk.scale->symbol);
+  std::vector<tandem::Stream> streams;
+  for (int t = 0; t < threads; ++t) streams.push_back(tandem::Stream::create(ctx));
+  std::vector<std::int64_t> done(static_cast<std::size_t>(threads), 0);
+  ctx.reset_held_bytes_peak();
+  const TogetherRun r = run_together(threads, [](int) {}, [&](int t, Clock::time_point start) {
+    const tandem::Stream& s = streams[static_cast<std::size_t>(t)];
+    done[static_cast<std::size_t>(t)] = loop_for(start, [&] { tracked_iteration(s, kk); });
+    s.synchronize();
+  });
+  out.loop = finish(r, done);
+  const auto settle_all = [&] {
+    if (!ctx.wait_for_retirement(std::chrono::seconds(60))) {
+      throw std::runtime_error("the sustained loop's work did not retire within 60 s of its end");
+    }
+  };
+  settle_all();
+  out.stats = ctx.stats();
+  if (const tandem::LatencyHistogram* h = ctx.retire_latency(); h != nullptr) {
+    out.retired = h->count();
+    out.p50_us = static_cast<double>(h->quantile(0.5)) * 1e-3;
+    out.p99_us = static_cast<double>(h->quantile(0.99)) * 1e-3;
+    out.max_us = static_cast<double>(h->max()) * 1e-3;
+  }
+  // Untimed: one more iteration, read back (the host-only backend runs no kernel: nothing to read).
+  if (out.loop.error.empty() && e.platform.backend_name() != "host") {
+    const tandem::Stream& s = streams[0];
+    tandem::View a = tandem::allocate(s, tandem::DType::f32, kElements);
+    const k::Arg fill[] = {k::Arg::of(a), k::Arg::value(kFillValue)};
+    (void)k::launch(s, *kk.fill, fill);
+    tandem::View t = std::move(a).to_tensor(kShape);
+    const k::Arg scale[] = {k::Arg::of(t), k::Arg::value(kScaleBy)};
+    (void)k::launch(s, *kk.scale, scale);
+    const std::vector<std::byte> bytes = tandem::read_back(s, t, std::chrono::seconds(60));
+    std::vector<float> host(kElements);
+    if (bytes.size() != kBufferBytes) throw std::runtime_error("read_back returned the wrong size");
+    std::memcpy(host.data(), bytes.data(), kBufferBytes);
+    check_contents(host, "the tracked");
+  }
+  settle_all();
+  const tandem::RuntimeStats after = ctx.stats();
+  out.leaked = after.live_allocations;
+  out.quarantined = after.quarantined_submissions;
+  streams.clear();
+  settle_all();  // the dropped streams destroyed
+  return out;
+}
+
+// Pairs of BM_SustainedLoad/K alternate their order from one repetition to
+// the next: raw first in repetitions 0, 2, 4, tracked first in 1, 3.
+std::array<int, kMaxLanes + 1> g_pair_calls{};
+
+void BM_SustainedLoad(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  const int threads = static_cast<int>(st.range(0));
+  const RawDriver* d = e->raw_why.empty() ? &e->raw : nullptr;
+  const int call = g_pair_calls[static_cast<std::size_t>(threads)]++;
+  guarded(st, [&] {
+    (void)sustained_kernels();
+    std::optional<TrackedRun> tracked;
+    std::optional<LoopRun> raw;
+    for (auto _ : st) {
+      // As run_pair (paired.hpp) does, with two result types.
+      settle(*e);
+      if (d != nullptr && call % 2 == 0) {
+        raw = run_raw(*e, *d, threads);
+        settle(*e);
+      }
+      tracked = run_tracked(*e, threads);
+      if (d != nullptr && call % 2 == 1) {
+        settle(*e);
+        raw = run_raw(*e, *d, threads);
+      }
+      st.SetIterationTime(tracked->loop.seconds);
+    }
+    if (!tracked->loop.error.empty()) throw std::runtime_error(tracked->loop.error);
+    if (raw && !raw->error.empty()) throw std::runtime_error("the raw pair: " + raw->error);
+    const TrackedRun& t = *tracked;
+    st.counters["threads"] = threads;
+    st.counters["iterations_per_s"] = t.loop.iterations_per_s;
+    st.counters["lane_balance"] = t.loop.lane_balance;
+    if (raw) {
+      st.counters["raw_iterations_per_s"] = raw->iterations_per_s;
+      st.counters["ratio"] = raw->iterations_per_s > 0 ? t.loop.iterations_per_s / raw->iterations_per_s : 0.0;
+      st.counters["raw_first"] = call % 2 == 0 ? 1 : 0;
+    } else {
+      st.SetLabel("no raw pair: " + e->raw_why);
+    }
+    // Absent rather than 0 when the runtime recorded nothing: a 0 would read as a pass.
+    st.counters["retired_submissions"] = static_cast<double>(t.retired);
+    if (t.retired > 0) {
+      st.counters["retire_p50_us"] = t.p50_us;
+      st.counters["retire_p99_us"] = t.p99_us;
+      st.counters["retire_max_us"] = t.max_us;
+    }
+    if (t.stats.held_bytes_peak > 0) st.counters["held_bytes_peak"] = static_cast<double>(t.stats.held_bytes_peak);
+    st.counters["inflight_bytes"] = static_cast<double>(threads) * static_cast<double>(kBufferBytes);
+    st.counters["leaked_allocations"] = static_cast<double>(t.leaked);
+    st.counters["quarantined_submissions"] = static_cast<double>(t.quarantined);
+    st.counters["stream_ordered_releases"] = static_cast<double>(t.stats.stream_ordered_releases);
+    st.counters["host_proven_releases"] = static_cast<double>(t.stats.host_proven_releases);
+    st.counters["pressure_retries"] = static_cast<double>(t.stats.pressure_retries);
+  });
+}
+
+void BM_RawSustainedLoad(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  const RawDriver* d = e->raw_or_skip(st);
+  if (d == nullptr) return;
+  const int threads = static_cast<int>(st.range(0));
+  guarded(st, [&] {
+    (void)sustained_kernels();
+    LoopRun r;
+    for (auto _ : st) {
+      settle(*e);
+      r = run_raw(*e, *d, threads);
+      st.SetIterationTime(r.seconds);
+    }
+    if (!r.error.empty()) throw std::runtime_error(r.error);
+    st.counters["threads"] = threads;
+    st.counters["iterations_per_s"] = r.iterations_per_s;
+    st.counters["lane_balance"] = r.lane_balance;
+  });
+}
+
+// --- the big-buffer loop -----------------------------------------------------------
+
+const k::KernelEntry& spin_entry() {
+  const k::KernelEntry* spin = k::find(k::Model::simt, "spin", tandem::DType::u8);
+  if (spin == nullptr) throw std::runtime_error("the catalog has no spin kernel");
+  return *spin;
+}
+
+std::size_t big_buffer_bytes(std::size_t free_bytes) {
+  const auto bytes = static_cast<std::size_t>(static_cast<double>(free_bytes) * kBigFraction);
+  return bytes / kBigAlign * kBigAlign;
+}
+
+[[noreturn]] void big_loop_failed(int iteration, std::size_t bytes, std::size_t free_bytes, const std::string& why) {
+  // scripts/bench_report.py reads this prefix as the loop's miss.
+  char sizes[96];
+  std::snprintf(sizes, sizeof sizes, "%.2f GiB each, %.2f GiB free before the loop", static_cast<double>(bytes) / kGiB,
+                static_cast<double>(free_bytes) / kGiB);
+  throw std::runtime_error("big-buffer loop failed at iteration " + std::to_string(iteration) + " of " +
+                           std::to_string(kBigIterations) + " (" + sizes + "): " + why);
+}
+
+void report_big(benchmark::State& st, double seconds, std::size_t bytes, std::size_t free_bytes) {
+  st.counters["loop_s"] = seconds;
+  st.counters["passed"] = 1;
+  st.counters["iterations"] = kBigIterations;
+  st.counters["buffer_gib"] = static_cast<double>(bytes) / kGiB;
+  st.counters["free_gib"] = static_cast<double>(free_bytes) / kGiB;
+}
+
+void BM_BigBufferLoop(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  guarded(st, [&] {
+    const k::KernelEntry& spin = spin_entry();
+    settle(*e);
+    for (auto _ : st) {
+      const tandem::Context ctx = tandem::Context::create(e->platform.device(0));
+      std::optional<tandem::Stream> stream = tandem::Stream::create(ctx);
+      const tandem::Stream& s = *stream;
+      ctx.load_kernel(*spin.symbol);
+      const std::size_t free_bytes = ctx.memory_info().free_bytes;
+      const std::size_t bytes = big_buffer_bytes(free_bytes);
+      std::string error;
+      int i = 0;
+      const auto t0 = Clock::now();
+      try {
+        for (; i < kBigIterations; ++i) {
+          const tandem::View buf = tandem::allocate(s, tandem::DType::u8, bytes);
+          const k::Arg args[] = {k::Arg::of(buf), k::Arg::value(kSpinNs)};
+          (void)k::launch(s, spin, args);
+        }
+        s.synchronize();
+      } catch (const std::exception& ex) {
+        error = ex.what();  // tandem::Error's text starts with its code (out_of_memory: ...)
+      }
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      // Untimed: everything retired and freed, and the pool's cached memory
+      // given back, before the next repetition asks what is free (the
+      // context itself goes only once its stream is destroyed, later).
+      s.synchronize();
+      const auto retire = [&] {
+        if (!ctx.wait_for_retirement(std::chrono::seconds(60))) {
+          throw std::runtime_error("the big-buffer loop's work did not retire within 60 s of its end");
+        }
+      };
+      retire();
+      const tandem::RuntimeStats stats = ctx.stats();
+      ctx.trim();
+      stream.reset();
+      retire();  // the dropped stream destroyed
+      if (!error.empty()) big_loop_failed(i + 1, bytes, free_bytes, error);
+      st.SetIterationTime(seconds);
+      report_big(st, seconds, bytes, free_bytes);
+      st.counters["leaked_allocations"] = static_cast<double>(stats.live_allocations);
+      st.counters["quarantined_submissions"] = static_cast<double>(stats.quarantined_submissions);
+      st.counters["pressure_retries"] = static_cast<double>(stats.pressure_retries);
+      st.counters["pressure_recoveries"] = static_cast<double>(stats.pressure_recoveries);
+      st.counters["stream_ordered_releases"] = static_cast<double>(stats.stream_ordered_releases);
+      st.counters["host_proven_releases"] = static_cast<double>(stats.host_proven_releases);
+    }
+  });
+}
+
+void BM_RawBigBufferLoop(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  const RawDriver* d = e->raw_or_skip(st);
+  if (d == nullptr) return;
+  guarded(st, [&] {
+    const k::KernelEntry& spin = spin_entry();
+    drv::Backend& b = e->platform.backend();
+    const drv::ContextHandle ctx = e->ctx.native();
+    void* fn = e->function(spin);
+    settle(*e);
+    for (auto _ : st) {
+      const RawPool pool(b, ctx);
+      const RawStreams streams(b, ctx, 1);
+      void* s = streams.raw(0);
+      std::size_t free_bytes = 0, total = 0;
+      if (const drv::Result r = b.mem_info(ctx, free_bytes, total); !r.ok()) throw std::runtime_error(b.describe(r));
+      const std::size_t bytes = big_buffer_bytes(free_bytes);
+      const k::ArgShape shapes[] = {k::ArgShape::buffer(tandem::DType::u8, bytes), k::ArgShape{}};
+      drv::LaunchDims dims;
+      k::PackedParams params;
+      const k::LaunchArg args[] = {k::LaunchArg::view(0, shapes[0]), k::LaunchArg::value(kSpinNs)};
+      std::string why = k::launch_dims(spin, shapes, std::nullopt, std::nullopt, dims);
+      if (why.empty()) why = k::pack_params(spin, args, params);
+      if (!why.empty()) throw std::runtime_error("spin: " + why);
+      void** pp = params.pointers();
+      check_rc(d->ctx_set_current(ctx.raw), "cuCtxSetCurrent");
+      std::string error;
+      int i = 0;
+      const auto t0 = Clock::now();
+      try {
+        for (; i < kBigIterations; ++i) {
+          unsigned long long p = 0;
+          check_rc(d->alloc_from_pool_async(&p, bytes, pool.raw(), s), "cuMemAllocFromPoolAsync");
+          raw_launch(*d, fn, dims, pp, p, s);
+          check_rc(d->free_async(p, s), "cuMemFreeAsync");
+        }
+        check_rc(d->stream_synchronize(s), "cuStreamSynchronize");
+      } catch (const std::exception& ex) {
+        error = ex.what();
+      }
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (!error.empty()) big_loop_failed(i + 1, bytes, free_bytes, error);
+      st.SetIterationTime(seconds);
+      report_big(st, seconds, bytes, free_bytes);
+    }
+  });
+}
+
+}  // namespace
+
+void register_sustained_benchmarks() {
+  for (auto [name, fn] : {std::pair{"BM_SustainedLoad", &BM_SustainedLoad},
+                          std::pair{"BM_RawSustainedLoad", &BM_RawSustainedLoad}}) {
+    benchmark::RegisterBenchmark(name, fn)
+        ->RangeMultiplier(2)
+        ->Range(1, kMaxLanes)
+        ->Iterations(1)
+        ->Repetitions(kSustainedRepetitions)
+        ->UseManualTime();
+  }
+  // Repetitions: the command line's (scripts/bench: 3).
+  benchmark::RegisterBenchmark("BM_BigBufferLoop", BM_BigBufferLoop)->Iterations(1)->UseManualTime();
+  benchmark::RegisterBenchmark("BM_RawBigBufferLoop", BM_RawBigBufferLoop)->Iterations(1)->UseManualTime();
+}
+
+}  // namespace tandem_bench
