@@ -21,6 +21,13 @@
 // device: memcpy_async across devices without them fails with not_permitted.
 // Events and stream waits work across devices.
 //
+// Pools behave like CUDA's stream-ordered pools: mem_alloc_async on stream S
+// may use the bytes of blocks of the same pool whose mem_free_async is queued
+// on S and has not run yet (stream order puts the new block's work after the
+// free); other streams and mem_alloc get them only once the free ran.
+// Addresses are still never reused: the old block stays live and checked
+// until its free runs, and the new one is fresh.
+//
 //   SimConfig cfg; cfg.memory_bytes = 64 << 20;
 //   SimBackend sim(cfg);
 //   sim.set_stream_delay(stream, std::chrono::microseconds(500));
@@ -124,7 +131,9 @@ class SimBackend final : public Backend {
   void fail_nth_alloc(std::uint64_t n);
   [[nodiscard]] std::vector<Violation> violations() const;
   [[nodiscard]] std::uint64_t violation_count() const noexcept;
-  // Live device allocations and their bytes, per the sim's own accounting.
+  // Live device allocations and their bytes, per the sim's own accounting
+  // (a block whose free is queued is live until the free runs, even when a
+  // newer block reuses its bytes: the sum may exceed the capacity).
   [[nodiscard]] std::uint64_t live_allocations() const noexcept;
   [[nodiscard]] std::uint64_t live_bytes() const noexcept;
 
