@@ -1,8 +1,8 @@
 // Unit tests of the simulated device's stream-ordered pool (sim_memory.hpp):
 // a free queued on a stream lends its bytes to that stream's next pool
 // allocations at once, nothing else may use them before the free ran, and a
-// free placed too early is still caught. The fixture is in
-// sim_test_support.hpp.
+// free placed too early is still caught. Also: failures the sim injects are
+// marked Result::injected. The fixture is in sim_test_support.hpp.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -299,6 +299,53 @@ TEST_F(SimPool, AnOperationOnAFreedBlockIsAUseAfterFreeEvenWhenANewBlockTookItsB
   free_async(b, s);
   sync(s);
   EXPECT_EQ(free_bytes(), kCapacity);
+}
+
+// --- injected failures ---------------------------------------------------------------
+
+using SimFaults = SimPool;
+
+TEST_F(SimFaults, AnInjectedOutOfMemoryIsMarkedInjectedAndARealOneIsNot) {
+  const StreamHandle s = stream();
+  DevicePtr p = 0;
+  sim_->fail_nth_alloc(1);
+  const Result injected_async = pool_alloc(s, 64, p);
+  EXPECT_EQ(injected_async.status, Status::out_of_memory);
+  EXPECT_TRUE(injected_async.injected);
+  sim_->fail_nth_alloc(1);
+  const Result injected_sync = sim_->mem_alloc(ctx_, 64, p);
+  EXPECT_EQ(injected_sync.status, Status::out_of_memory);
+  EXPECT_TRUE(injected_sync.injected);
+
+  const Result real_async = pool_alloc(s, kCapacity + 1, p);
+  EXPECT_EQ(real_async.status, Status::out_of_memory);
+  EXPECT_FALSE(real_async.injected);
+  const Result real_sync = sim_->mem_alloc(ctx_, kCapacity + 1, p);
+  EXPECT_EQ(real_sync.status, Status::out_of_memory);
+  EXPECT_FALSE(real_sync.injected);
+
+  const Result ok = pool_alloc(s, 64, p);
+  ASSERT_TRUE(Ok(*sim_, ok));
+  EXPECT_FALSE(ok.injected);
+  free_async(p, s);
+  sync(s);
+}
+
+TEST_F(SimFaults, AnInjectedCompletionUnknownIsMarkedInjected) {
+  const StreamHandle s = stream();
+  const EventHandle faulted = event();
+  const EventHandle later = event();
+  sim_->arm_completion_unknown(s);
+  ASSERT_TRUE(Ok(*sim_, sim_->event_record(ctx_, faulted, s)));
+  ASSERT_TRUE(Ok(*sim_, sim_->event_record(ctx_, later, s)));
+  sync(s);
+
+  const Result pending = sim_->event_query(ctx_, later);  // inherits the fault pending on s
+  EXPECT_EQ(pending.status, Status::completion_unknown);
+  EXPECT_TRUE(pending.injected);
+  const Result first = sim_->event_synchronize(ctx_, faulted);
+  EXPECT_EQ(first.status, Status::completion_unknown);
+  EXPECT_TRUE(first.injected);
 }
 
 }  // namespace

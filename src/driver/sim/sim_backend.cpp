@@ -61,9 +61,13 @@ Result succeeded(const char* api) { return Result{Status::ok, 0, api}; }
 // A status that is not a failure (not_ready): no detail.
 Result reported(const char* api, Status status) { return Result{status, static_cast<int>(status), api}; }
 
-Result fail(const char* api, Status status, std::string detail) {
+enum class Cause : std::uint8_t { real, injected };
+
+Result fail(const char* api, Status status, std::string detail, Cause cause = Cause::real) {
   t_last_error = LastError{api, status, std::move(detail)};
-  return reported(api, status);
+  Result r = reported(api, status);
+  r.injected = cause == Cause::injected;
+  return r;
 }
 
 std::string handle_text(const void* raw) {
@@ -278,7 +282,7 @@ Result SimBackend::Impl::allocate(const char* api, const sim::AllocRequest& requ
   sim::Refusal refusal;
   const Status status = memory.allocate(request, out, refusal);
   if (status != Status::ok) {
-    return fail(api, status, std::move(refusal.why));
+    return fail(api, status, std::move(refusal.why), refusal.injected ? Cause::injected : Cause::real);
   }
   return succeeded(api);
 }
@@ -319,16 +323,20 @@ Result SimBackend::Impl::event_result(const char* api, const sim::EventState& st
   if (state.status != Status::completion_unknown) {
     return reported(api, state.status);
   }
+  // The sim's work always finishes: completion_unknown is only ever the
+  // fault armed by arm_completion_unknown.
   const std::string where = sim::stream_name(state.stream);
   if (state.inherited) {
     return fail(api, state.status,
                 "an earlier event recorded on " + where +
                     " reported completion_unknown and has not been queried yet (the fault is "
-                    "pending on the stream)");
+                    "pending on the stream)",
+                Cause::injected);
   }
   return fail(api, state.status,
               "the event recorded on " + where +
-                  " was faulted (arm_completion_unknown): whether its work finished is unknown");
+                  " was faulted (arm_completion_unknown): whether its work finished is unknown",
+              Cause::injected);
 }
 
 void SimBackend::Impl::reap_finished_workers() {

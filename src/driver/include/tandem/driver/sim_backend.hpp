@@ -119,15 +119,16 @@ class SimBackend final : public Backend {
   // Every operation later enqueued on `s` takes at least `delay` before it
   // completes (it stays "running" for that long, so overlaps are observed).
   void set_stream_delay(StreamHandle s, std::chrono::microseconds delay);
-  // The next event recorded on `s` reports Status::completion_unknown when
-  // queried or synchronized. Until that event has been queried once, every
-  // later event recorded on `s` also reports completion_unknown (the error is
-  // pending on the stream); after that they report normally. So a runtime
-  // that checks only its newest event still learns of the fault, and one that
-  // then walks its events oldest-first attributes it to the right one.
+  // The next event recorded on `s` reports Status::completion_unknown, marked
+  // Result::injected, when queried or synchronized. Until that event has been
+  // queried once, every later event recorded on `s` also reports it (the
+  // error is pending on the stream); after that they report normally. So a
+  // runtime that checks only its newest event still learns of the fault, and
+  // one that then walks its events oldest-first attributes it to the right one.
   void arm_completion_unknown(StreamHandle s);
   // The n-th allocation call from now (1 = the next one; mem_alloc_async and
-  // mem_alloc both count) fails with out_of_memory. 0 disarms.
+  // mem_alloc both count) fails with out_of_memory, marked Result::injected
+  // (a real shortage is not). 0 disarms.
   void fail_nth_alloc(std::uint64_t n);
   [[nodiscard]] std::vector<Violation> violations() const;
   [[nodiscard]] std::uint64_t violation_count() const noexcept;
