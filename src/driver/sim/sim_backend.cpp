@@ -61,9 +61,13 @@ Result succeeded(const char* api) { return Result{Status::ok, 0, api}; }
 // A status that is not a failure (not_ready): no detail.
 Result reported(const char* api, Status status) { return Result{status, static_cast<int>(status), api}; }
 
-Result fail(const char* api, Status status, std::string detail) {
+enum class Cause : std::uint8_t { real, injected };
+
+Result fail(const char* api, Status status, std::string detail, Cause cause = Cause::real) {
   t_last_error = LastError{api, status, std::move(detail)};
-  return reported(api, status);
+  Result r = reported(api, status);
+  r.injected = cause == Cause::injected;
+  return r;
 }
 
 std::string handle_text(const void* raw) {
@@ -76,6 +80,7 @@ struct Context {
 };
 struct Pool {
   int device = 0;
+  std::uint64_t id = 0;  // never reused: a queued free lends only within its own pool
 };
 struct Graph {
   int device = 0;
@@ -98,13 +103,13 @@ struct SimBackend::Impl {
   Result find_stream(const char* api, StreamHandle h, std::shared_ptr<sim::Stream>& out) SIM_EXCLUDES(mu);
   std::shared_ptr<sim::Stream> live_stream(StreamHandle h) SIM_EXCLUDES(mu);  // null if not
   Result find_event(const char* api, EventHandle h, std::shared_ptr<sim::Event>& out) SIM_EXCLUDES(mu);
-  Result find_pool(const char* api, PoolHandle h, int& device) SIM_EXCLUDES(mu);
+  Result find_pool(const char* api, PoolHandle h, Pool& out) SIM_EXCLUDES(mu);
   Result find_graph(const char* api, GraphHandle h, std::shared_ptr<const Graph>& out) SIM_EXCLUDES(mu);
   // The common prefix of stream calls: a live context and a live stream.
   Result find_context_stream(const char* api, ContextHandle ctx, StreamHandle s,
                              std::shared_ptr<sim::Stream>& out);
 
-  Result allocate(const char* api, int device, bool pooled, std::size_t bytes, DevicePtr& out);
+  Result allocate(const char* api, const sim::AllocRequest& request, DevicePtr& out);
   // Why work on a stream of context `ctx` (device `device`) may not touch
   // the live block containing `ptr`, or empty (same device, or peer access).
   std::string peer_problem(ContextHandle ctx, int device, DevicePtr ptr) SIM_EXCLUDES(mu);
@@ -133,6 +138,7 @@ struct SimBackend::Impl {
   std::unordered_map<const void*, std::unique_ptr<Pool>> pools SIM_GUARDED_BY(mu);
   std::unordered_map<const void*, std::shared_ptr<const Graph>> graphs SIM_GUARDED_BY(mu);
   std::uint64_t next_stream_id SIM_GUARDED_BY(mu) = 1;
+  std::uint64_t next_pool_id SIM_GUARDED_BY(mu) = 1;
   // (context, peer device) pairs with peer access enabled (contexts never
   // lose it: a destroyed context's pairs are dropped with it).
   std::vector<std::pair<const void*, int>> peer_enabled SIM_GUARDED_BY(mu);
@@ -243,13 +249,13 @@ Result SimBackend::Impl::find_event(const char* api, EventHandle h, std::shared_
   return succeeded(api);
 }
 
-Result SimBackend::Impl::find_pool(const char* api, PoolHandle h, int& device) {
+Result SimBackend::Impl::find_pool(const char* api, PoolHandle h, Pool& out) {
   Lock lock(mu);
   auto it = pools.find(h.raw);
   if (it == pools.end()) {
     return not_live(api, "pool", h.raw);
   }
-  device = it->second->device;
+  out = *it->second;
   return succeeded(api);
 }
 
@@ -272,11 +278,11 @@ Result SimBackend::Impl::find_context_stream(const char* api, ContextHandle ctx,
   return find_stream(api, s, out);
 }
 
-Result SimBackend::Impl::allocate(const char* api, int device, bool pooled, std::size_t bytes, DevicePtr& out) {
-  std::string why;
-  const Status status = memory.allocate(device, bytes, pooled, out, why);
+Result SimBackend::Impl::allocate(const char* api, const sim::AllocRequest& request, DevicePtr& out) {
+  sim::Refusal refusal;
+  const Status status = memory.allocate(request, out, refusal);
   if (status != Status::ok) {
-    return fail(api, status, std::move(why));
+    return fail(api, status, std::move(refusal.why), refusal.injected ? Cause::injected : Cause::real);
   }
   return succeeded(api);
 }
@@ -317,16 +323,20 @@ Result SimBackend::Impl::event_result(const char* api, const sim::EventState& st
   if (state.status != Status::completion_unknown) {
     return reported(api, state.status);
   }
+  // The sim's work always finishes: completion_unknown is only ever the
+  // fault armed by arm_completion_unknown.
   const std::string where = sim::stream_name(state.stream);
   if (state.inherited) {
     return fail(api, state.status,
                 "an earlier event recorded on " + where +
                     " reported completion_unknown and has not been queried yet (the fault is "
-                    "pending on the stream)");
+                    "pending on the stream)",
+                Cause::injected);
   }
   return fail(api, state.status,
               "the event recorded on " + where +
-                  " was faulted (arm_completion_unknown): whether its work finished is unknown");
+                  " was faulted (arm_completion_unknown): whether its work finished is unknown",
+              Cause::injected);
 }
 
 void SimBackend::Impl::reap_finished_workers() {
@@ -500,19 +510,19 @@ Result SimBackend::context_enable_peer_access(ContextHandle ctx, ContextHandle p
 Result SimBackend::pool_grant_access(ContextHandle ctx, PoolHandle p, int peer) noexcept {
   constexpr const char* api = "pool_grant_access";
   int device = 0;
-  int pool_device = 0;
+  Pool pool;
   if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
     return r;
   }
   if (Result r = impl_->check_ordinal(api, peer); !r.ok()) {
     return r;
   }
-  if (Result r = impl_->find_pool(api, p, pool_device); !r.ok()) {
+  if (Result r = impl_->find_pool(api, p, pool); !r.ok()) {
     return r;
   }
   Lock lock(impl_->mu);
-  const auto pair = std::make_pair(pool_device, peer);
-  if (peer != pool_device &&
+  const auto pair = std::make_pair(pool.device, peer);
+  if (peer != pool.device &&
       std::find(impl_->pool_grants.begin(), impl_->pool_grants.end(), pair) == impl_->pool_grants.end()) {
     impl_->pool_grants.push_back(pair);
   }
@@ -685,9 +695,9 @@ Result SimBackend::pool_create(ContextHandle ctx, PoolHandle& out) noexcept {
   if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
     return r;
   }
-  auto pool = std::make_unique<Pool>(Pool{device});
-  out.raw = pool.get();
   Lock lock(impl_->mu);
+  auto pool = std::make_unique<Pool>(Pool{device, impl_->next_pool_id++});
+  out.raw = pool.get();
   impl_->pools.emplace(pool.get(), std::move(pool));
   return succeeded(api);
 }
@@ -711,20 +721,21 @@ Result SimBackend::pool_trim(ContextHandle ctx, PoolHandle p, std::size_t /*keep
   if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
     return r;
   }
-  // The sim's pools cache nothing (a free returns its bytes to the device),
-  // so there is never anything to trim.
-  return impl_->find_pool(api, p, device);
+  // The sim's pools cache nothing (an executed free returns its bytes to the
+  // device), so there is never anything to trim.
+  Pool pool;
+  return impl_->find_pool(api, p, pool);
 }
 
 Result SimBackend::mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t bytes, StreamHandle s,
                                    DevicePtr& out) noexcept {
   constexpr const char* api = "mem_alloc_async";
   std::shared_ptr<sim::Stream> stream;
-  int device = 0;
+  Pool pool;
   if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
     return r;
   }
-  if (Result r = impl_->find_pool(api, p, device); !r.ok()) {
+  if (Result r = impl_->find_pool(api, p, pool); !r.ok()) {
     return r;
   }
   if (stream->capturing()) {
@@ -734,7 +745,7 @@ Result SimBackend::mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t 
                     "stream-ordered allocation");
   }
   // Allocated now, which is earlier than stream order requires: harmless.
-  return impl_->allocate(api, device, true, bytes, out);
+  return impl_->allocate(api, sim::AllocRequest{pool.device, bytes, pool.id, stream->id()}, out);
 }
 
 Result SimBackend::mem_free_async(ContextHandle ctx, DevicePtr ptr, StreamHandle s) noexcept {
@@ -751,10 +762,13 @@ Result SimBackend::mem_free_async(ContextHandle ctx, DevicePtr ptr, StreamHandle
   if (status != Status::ok) {
     impl_->memory.withdraw_free(ptr);
     return fail(api, status,
-                sim::stream_name(stream->id()) +
-                    " is capturing: the sim does not capture "
-                    "stream-ordered frees");
+                sim::stream_name(stream->id()) + (status == Status::not_permitted
+                                                      ? " is capturing: the sim does not capture "
+                                                        "stream-ordered frees"
+                                                      : " is being destroyed"));
   }
+  // Only now, once it is queued: a free that was withdrawn must lend nothing.
+  impl_->memory.lend_until_freed(ptr, stream->id());
   return succeeded(api);
 }
 
@@ -764,7 +778,7 @@ Result SimBackend::mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& ou
   if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
     return r;
   }
-  return impl_->allocate(api, device, false, bytes, out);
+  return impl_->allocate(api, sim::AllocRequest{device, bytes}, out);
 }
 
 Result SimBackend::mem_free(ContextHandle ctx, DevicePtr ptr) noexcept {

@@ -1,5 +1,6 @@
 #include "sim_memory.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -52,42 +53,111 @@ void Memory::fail_nth_alloc(std::uint64_t n) {
   fail_countdown_ = n;
 }
 
-Status Memory::allocate(int device, std::size_t bytes, bool pooled, DevicePtr& out, std::string& why) {
-  const auto slot = static_cast<std::size_t>(device);
+std::string Memory::shortage(const AllocRequest& request) const {
+  const std::size_t free_bytes = capacity_ - used_[static_cast<std::size_t>(request.device)];
+  std::size_t reusable = 0;
+  if (request.pool != 0) {
+    if (auto it = lenders_.find(LendKey{request.pool, request.stream}); it != lenders_.end()) {
+      reusable = it->second.spare;
+    }
+  }
+  if (request.bytes <= free_bytes || request.bytes - free_bytes <= reusable) {
+    return {};
+  }
+  std::string why = "asked " + std::to_string(request.bytes) + " bytes, " + std::to_string(free_bytes) +
+                    " free on device " + std::to_string(request.device);
+  if (reusable > 0) {
+    why +=
+        " and " + std::to_string(reusable) + " reusable from frees queued on " + stream_name(request.stream);
+  }
+  return why;
+}
+
+std::size_t Memory::borrow(const LendKey& key, std::size_t bytes) {
+  auto it = lenders_.find(key);
+  if (it == lenders_.end()) {
+    return 0;
+  }
+  Lenders& lenders = it->second;
+  std::size_t taken = 0;
+  while (taken < bytes && !lenders.blocks.empty()) {
+    Block& lender = blocks_.at(lenders.blocks.front());
+    const std::size_t take = std::min(bytes - taken, lender.bytes - lender.lent);
+    lender.lent += take;
+    lenders.spare -= take;
+    taken += take;
+    if (lender.lent == lender.bytes) {
+      lenders.blocks.pop_front();
+      lender.lending_on = 0;
+    }
+  }
+  if (lenders.blocks.empty()) {
+    lenders_.erase(it);
+  }
+  return taken;
+}
+
+void Memory::stop_lending(Block& block) {
+  if (block.lending_on == 0) {
+    return;
+  }
+  auto it = lenders_.find(LendKey{block.pool, block.lending_on});
+  block.lending_on = 0;
+  if (it == lenders_.end()) {
+    return;  // cannot happen: a lending block is listed
+  }
+  Lenders& lenders = it->second;
+  // Frees run in queue order, so the block is nearly always at the front.
+  if (auto at = std::find(lenders.blocks.begin(), lenders.blocks.end(), block.base);
+      at != lenders.blocks.end()) {
+    lenders.blocks.erase(at);
+    lenders.spare -= block.bytes - block.lent;
+  }
+  if (lenders.blocks.empty()) {
+    lenders_.erase(it);
+  }
+}
+
+Status Memory::allocate(const AllocRequest& request, DevicePtr& out, Refusal& refusal) {
   {
     Lock lock(mu_);
     if (take_injected_failure()) {
-      why = "asked " + std::to_string(bytes) + " bytes on device " + std::to_string(device) +
-            ": failed on purpose by fail_nth_alloc";
+      refusal = Refusal{"asked " + std::to_string(request.bytes) + " bytes on device " +
+                            std::to_string(request.device) + ": failed on purpose by fail_nth_alloc",
+                        true};
       return Status::out_of_memory;
     }
-    const std::size_t free_bytes = capacity_ - used_[slot];
-    if (bytes > free_bytes) {
-      why = "asked " + std::to_string(bytes) + " bytes, " + std::to_string(free_bytes) + " free on device " +
-            std::to_string(device);
+    if (std::string why = shortage(request); !why.empty()) {
+      refusal = Refusal{std::move(why), false};
       return Status::out_of_memory;
     }
-    used_[slot] += bytes;  // reserved now; the host bytes are made unlocked
   }
-  HostBytes storage = make_storage(bytes);
+  // Made and filled unlocked (a large block takes a while), so the room is
+  // checked again before it is taken.
+  HostBytes storage = make_storage(request.bytes);
   if (!storage) {
-    Lock lock(mu_);
-    used_[slot] -= bytes;
-    why = "asked " + std::to_string(bytes) + " bytes on device " + std::to_string(device) +
-          ": the host could not provide them";
+    refusal = Refusal{"asked " + std::to_string(request.bytes) + " bytes on device " +
+                          std::to_string(request.device) + ": the host could not provide them",
+                      false};
     return Status::out_of_memory;
   }
-  out = reserve_address_space(bytes);
-  insert(Block{out, bytes, device, pooled, std::move(storage), false});
-  return Status::ok;
-}
-
-void Memory::insert(Block block) {
   Lock lock(mu_);
+  if (std::string why = shortage(request); !why.empty()) {
+    refusal = Refusal{std::move(why), false};
+    return Status::out_of_memory;
+  }
+  const std::size_t borrowed =
+      request.pool == 0 ? 0 : borrow(LendKey{request.pool, request.stream}, request.bytes);
+  used_[static_cast<std::size_t>(request.device)] += request.bytes - borrowed;
+  out = reserve_address_space(request.bytes);
+  blocks_.emplace(out, Block{.base = out,
+                             .bytes = request.bytes,
+                             .device = request.device,
+                             .pool = request.pool,
+                             .storage = std::move(storage)});
   live_count_.fetch_add(1, std::memory_order_relaxed);
-  live_bytes_.fetch_add(block.bytes, std::memory_order_relaxed);
-  const DevicePtr base = block.base;
-  blocks_.emplace(base, std::move(block));
+  live_bytes_.fetch_add(request.bytes, std::memory_order_relaxed);
+  return Status::ok;
 }
 
 const Block* Memory::find(DevicePtr ptr, bool allow_end) const {
@@ -127,7 +197,24 @@ void Memory::withdraw_free(DevicePtr ptr) {
   auto it = blocks_.find(ptr);
   if (it != blocks_.end()) {
     it->second.free_pending = false;
+    stop_lending(it->second);
   }
+}
+
+void Memory::lend_until_freed(DevicePtr ptr, std::uint64_t stream) {
+  Lock lock(mu_);
+  auto it = blocks_.find(ptr);
+  if (it == blocks_.end()) {
+    return;  // the free already ran: its bytes are the device's again
+  }
+  Block& block = it->second;
+  if (block.pool == 0 || !block.free_pending || block.lending_on != 0 || block.lent == block.bytes) {
+    return;
+  }
+  block.lending_on = stream;
+  Lenders& lenders = lenders_[LendKey{block.pool, stream}];
+  lenders.blocks.push_back(ptr);
+  lenders.spare += block.bytes - block.lent;
 }
 
 std::optional<std::size_t> Memory::block_size(DevicePtr ptr, std::string& why) const {
@@ -147,7 +234,9 @@ std::optional<Block> Memory::release(DevicePtr ptr) {
     return std::nullopt;
   }
   Block& b = node.mapped();
-  used_[static_cast<std::size_t>(b.device)] -= b.bytes;
+  stop_lending(b);
+  // What it lent is charged to the borrowers now.
+  used_[static_cast<std::size_t>(b.device)] -= b.bytes - b.lent;
   live_count_.fetch_sub(1, std::memory_order_relaxed);
   live_bytes_.fetch_sub(b.bytes, std::memory_order_relaxed);
   return std::move(b);
@@ -184,7 +273,7 @@ bool Memory::owner_of(DevicePtr ptr, int& device, bool& pooled) const {
     return false;
   }
   device = b->device;
-  pooled = b->pooled;
+  pooled = b->pool != 0;
   return true;
 }
 

@@ -21,6 +21,13 @@
 // device: memcpy_async across devices without them fails with not_permitted.
 // Events and stream waits work across devices.
 //
+// Pools behave like CUDA's stream-ordered pools: mem_alloc_async on stream S
+// may use the bytes of blocks of the same pool whose mem_free_async is queued
+// on S and has not run yet (stream order puts the new block's work after the
+// free); other streams and mem_alloc get them only once the free ran.
+// Addresses are still never reused: the old block stays live and checked
+// until its free runs, and the new one is fresh.
+//
 //   SimConfig cfg; cfg.memory_bytes = 64 << 20;
 //   SimBackend sim(cfg);
 //   sim.set_stream_delay(stream, std::chrono::microseconds(500));
@@ -112,19 +119,22 @@ class SimBackend final : public Backend {
   // Every operation later enqueued on `s` takes at least `delay` before it
   // completes (it stays "running" for that long, so overlaps are observed).
   void set_stream_delay(StreamHandle s, std::chrono::microseconds delay);
-  // The next event recorded on `s` reports Status::completion_unknown when
-  // queried or synchronized. Until that event has been queried once, every
-  // later event recorded on `s` also reports completion_unknown (the error is
-  // pending on the stream); after that they report normally. So a runtime
-  // that checks only its newest event still learns of the fault, and one that
-  // then walks its events oldest-first attributes it to the right one.
+  // The next event recorded on `s` reports Status::completion_unknown, marked
+  // Result::injected, when queried or synchronized. Until that event has been
+  // queried once, every later event recorded on `s` also reports it (the
+  // error is pending on the stream); after that they report normally. So a
+  // runtime that checks only its newest event still learns of the fault, and
+  // one that then walks its events oldest-first attributes it to the right one.
   void arm_completion_unknown(StreamHandle s);
   // The n-th allocation call from now (1 = the next one; mem_alloc_async and
-  // mem_alloc both count) fails with out_of_memory. 0 disarms.
+  // mem_alloc both count) fails with out_of_memory, marked Result::injected
+  // (a real shortage is not). 0 disarms.
   void fail_nth_alloc(std::uint64_t n);
   [[nodiscard]] std::vector<Violation> violations() const;
   [[nodiscard]] std::uint64_t violation_count() const noexcept;
-  // Live device allocations and their bytes, per the sim's own accounting.
+  // Live device allocations and their bytes, per the sim's own accounting
+  // (a block whose free is queued is live until the free runs, even when a
+  // newer block reuses its bytes: the sum may exceed the capacity).
   [[nodiscard]] std::uint64_t live_allocations() const noexcept;
   [[nodiscard]] std::uint64_t live_bytes() const noexcept;
 
