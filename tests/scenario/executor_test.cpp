@@ -189,6 +189,59 @@ TEST(ScenarioExecutor, AllocFailFaultIsOutOfMemoryOnTheNthAllocation) {
   EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
 }
 
+// `len: {"fraction_of_free": f}` (extension): floor(f x the device's free
+// memory when the run started / element size) elements, the same at every
+// execution of the step; each such step's figures are noted once.
+const ojson* note_of(const ojson& report, const std::string& step) {
+  for (const ojson& n : report["notes"]) {
+    if (n.get<std::string>().rfind(step + ".len: fraction_of_free", 0) == 0) return &n;
+  }
+  return nullptr;
+}
+
+TEST(ScenarioExecutor, FractionOfFreeLenIsOfTheFreeMemoryWhenTheRunStarted) {
+  // 1 MiB device, all free at the start: 0.1 of it is 104857 u8 at every
+  // execution of the loop's alloc, whatever is held by then (nothing here
+  // depends on when a dropped buffer's memory comes back).
+  const RunResult r = run_text(R"("streams": ["s0"], "steps": [
+      {"op": "alloc", "id": "a", "dtype": "f32", "len": {"fraction_of_free": 0.25}, "init": {"fill": 3}},
+      {"op": "check", "what": "contents", "of": "a", "equals": "shadow"},
+      {"op": "peel", "id": "a_last", "of": "a", "index": 65535},
+      {"op": "peel", "id": "a_past", "of": "a", "index": 65536, "expect_error": "out_of_range"},
+      {"op": "loop", "count": 3, "steps": [
+        {"op": "alloc", "id": "b", "dtype": "u8", "len": {"fraction_of_free": 0.1}, "init": "none"},
+        {"op": "peel", "id": "b_last", "of": "b", "index": 104856},
+        {"op": "peel", "id": "b_past", "of": "b", "index": 104857, "expect_error": "out_of_range"},
+        {"op": "drop", "id": "b_last"},
+        {"op": "drop", "id": "b"}]},
+      {"op": "alloc", "id": "c", "dtype": "u8", "len": {"fraction_of_free": 0.8}, "init": "none", "expect_error": "out_of_memory"},
+      {"op": "alloc", "id": "e", "dtype": "f64", "len": {"fraction_of_free": 1e-9}, "init": "zero"},
+      {"op": "slice", "id": "e_all", "of": "e", "offset": 0, "len": 0},
+      {"op": "slice", "id": "e_one", "of": "e", "offset": 0, "len": 1, "expect_error": "out_of_range"}],
+      "sim": {"memory_bytes": 1048576})");
+  const ojson& j = r.report;
+  EXPECT_EQ(r.exit_code, 0) << j.dump(2);
+  ASSERT_EQ(j["vram"]["baseline_free"], 1048576) << "the sim's free memory at the start is the whole device";
+  for (const auto& [step, figures] : std::vector<std::pair<std::string, std::string>>{
+           {"steps[0]", "= 65536 x f32 (262144 bytes)"},
+           {"steps[4].steps[0]", "= 104857 x u8 (104857 bytes)"},
+           {"steps[5]", "= 838860 x u8 (838860 bytes)"},
+           {"steps[6]", "= 0 x f64 (0 bytes)"}}) {
+    ASSERT_NE(note_of(j, step), nullptr) << step << j["notes"].dump();
+    EXPECT_NE(note_of(j, step)->get<std::string>().find(figures), std::string::npos) << j["notes"].dump();
+  }
+  EXPECT_EQ(j["notes"].size(), 4U) << "once per step, not per loop iteration: " << j["notes"].dump();
+}
+
+TEST(ScenarioExecutor, FractionOfFreeLenTakesAllTheFreeMemoryAtOne) {
+  const RunResult r = run_text(R"("streams": ["s0"], "steps": [
+      {"op": "alloc", "id": "a", "dtype": "i32", "len": {"fraction_of_free": 1}, "init": "none"},
+      {"op": "peel", "id": "a_last", "of": "a", "index": 1048575},
+      {"op": "alloc", "id": "b", "dtype": "u8", "len": 1, "init": "none", "expect_error": "out_of_memory"}],
+      "sim": {"memory_bytes": 4194304})");
+  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+}
+
 TEST(ScenarioExecutor, RejectPolicyReportsTheConflictCode) {
   const RunResult r = run_text(R"("conflict_policy": "reject", "streams": ["s0", "s1"], "steps": [
       {"op": "alloc", "id": "a", "dtype": "u8", "len": 64, "init": "zero"},

@@ -230,6 +230,23 @@ doc("peer_access_same_device", step({"op": "peer_access", "devices": [1, 1]}), "
 doc("peer_access_bad_ordinal", step({"op": "peer_access", "devices": [0, -1]}), "steps[0].devices[1]", "integer")
 doc("peer_access_missing_devices", step({"op": "peer_access"}), "steps[0].devices", "missing required field")
 doc("vram_bad_device", step({"op": "vram", "mark": True, "device": -2}), "steps[0].device", "integer")
+# --- len {"fraction_of_free": f} (extension, alloc only)
+def frac(v):
+    return step({"op": "alloc", "id": "x", "dtype": "f32", "len": v, "init": "none"})
+doc("alloc_fraction_zero", frac({"fraction_of_free": 0}), "steps[0].len.fraction_of_free", "number in (0, 1]")
+doc("alloc_fraction_above_one", frac({"fraction_of_free": 1.5}), "steps[0].len.fraction_of_free", "found number 1.5")
+doc("alloc_fraction_negative", frac({"fraction_of_free": -0.5}), "steps[0].len.fraction_of_free", "number in (0, 1]")
+doc("alloc_fraction_string", frac({"fraction_of_free": "0.6"}), "steps[0].len.fraction_of_free", "found string")
+doc("alloc_fraction_bool", frac({"fraction_of_free": True}), "steps[0].len.fraction_of_free", "found true")
+doc("alloc_fraction_null", frac({"fraction_of_free": None}), "steps[0].len.fraction_of_free", "found null")
+doc("alloc_fraction_missing", frac({}), "steps[0].len.fraction_of_free", "missing required field 'fraction_of_free'")
+doc("alloc_fraction_typo", frac({"fraction": 0.5}), "steps[0].len.fraction", "did you mean 'fraction_of_free'")
+doc("alloc_fraction_extra_key", frac({"fraction_of_free": 0.5, "min": 1}), "steps[0].len.min", "unknown len field 'min'")
+doc("alloc_len_array", frac([0.5]), "steps[0].len", "found an array")
+doc("foreign_fraction", step({"op": "foreign", "id": "x", "dtype": "f32", "len": {"fraction_of_free": 0.5}}), "steps[0].len", "for alloc only")
+doc("slice_fraction", step({"op": "slice", "id": "v", "of": "x", "offset": 0, "len": {"fraction_of_free": 0.5}}), "steps[0].len", "for alloc only")
+doc("threads_fraction_bad", setk("threads", "writer", value=[{"op": "loop", "count": 2, "steps": [
+    {"op": "alloc", "id": "w", "dtype": "u8", "len": {"fraction_of_free": 2}}]}]), "threads.writer[0].steps[0].len.fraction_of_free", "number in (0, 1]")
 
 if __name__ == "__main__":
     shutil.rmtree(OUT, ignore_errors=True)

@@ -145,6 +145,43 @@ TEST(ScenarioLoader, LoadThrowsScenarioError) {
 
 namespace {
 
+TEST(ScenarioLoader, AllocLenMayBeAFractionOfFreeMemory) {
+  const auto sc = ts::load((data_dir() / "valid" / "08_fraction_of_free.json").string());
+  const auto& big = sc.steps.at(0).steps.at(0);
+  EXPECT_EQ(big.op, ts::Op::alloc);
+  ASSERT_TRUE(big.len_fraction_of_free.has_value());
+  EXPECT_DOUBLE_EQ(*big.len_fraction_of_free, 0.6);
+  EXPECT_EQ(big.len, 0u);
+  ASSERT_TRUE(sc.steps.at(1).len_fraction_of_free.has_value());
+  EXPECT_DOUBLE_EQ(*sc.steps.at(1).len_fraction_of_free, 1.0);  // written 1: the bound is included
+  // An integer len keeps meaning elements.
+  EXPECT_FALSE(sc.steps.at(2).len_fraction_of_free.has_value());
+  EXPECT_EQ(sc.steps.at(2).len, 16u);
+
+  // Every error names its JSON path; the integer form's message is unchanged.
+  const auto r = ts::validate_text(R"({"format": "tandem.scenario/1", "steps": [
+      {"op": "alloc", "id": "a", "dtype": "u8", "len": {"fraction_of_free": 0}},
+      {"op": "alloc", "id": "b", "dtype": "u8", "len": {"fraction_of_fre": 0.5}},
+      {"op": "alloc", "id": "c", "dtype": "u8", "len": {"fraction_of_free": 1.0000001, "x": 1}},
+      {"op": "alloc", "id": "d", "dtype": "u8", "len": "half"},
+      {"op": "slice", "id": "e", "of": "a", "offset": 0, "len": {"fraction_of_free": 0.5}},
+      {"op": "loop", "count": 1, "steps": [{"op": "alloc", "id": "f", "dtype": "u8", "len": {"fraction_of_free": "all"}}]}]})",
+                                  "f.json");
+  ASSERT_FALSE(r.ok);
+  const std::string m = r.message();
+  for (const char* line : {
+           "f.json: steps[0].len.fraction_of_free: expected a number in (0, 1] (a fraction of the device's free memory), found number 0\n",
+           "f.json: steps[1].len.fraction_of_fre: unknown len field 'fraction_of_fre' (did you mean 'fraction_of_free'?); expected fraction_of_free\n",
+           "f.json: steps[1].len.fraction_of_free: missing required field 'fraction_of_free' of a len object, e.g. {\"fraction_of_free\": 0.6}\n",
+           "f.json: steps[2].len.x: unknown len field 'x'; expected fraction_of_free\n",
+           "f.json: steps[2].len.fraction_of_free: expected a number in (0, 1] (a fraction of the device's free memory), found number 1.0000001\n",
+           "f.json: steps[3].len: expected an integer in [0, 1099511627776], found string \"half\"\n",
+           "f.json: steps[4].len: expected an integer in [0, 1099511627776] (the {\"fraction_of_free\": f} form is for alloc only), found an object\n",
+           "f.json: steps[5].steps[0].len.fraction_of_free: expected a number in (0, 1] (a fraction of the device's free memory), found string \"all\"\n"})
+    EXPECT_NE(m.find(line), std::string::npos) << line << "\n" << m;
+  EXPECT_EQ(r.errors.size(), 8u) << m;
+}
+
 TEST(ScenarioLoader, StreamsMayNameTheirDeviceAndPlainNamesKeepTheScenarioDevice) {
   const auto sc = ts::load((data_dir() / "valid" / "07_multi_device.json").string());
   ASSERT_EQ(sc.streams.size(), 3u);

@@ -19,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <unordered_map>
 
@@ -123,6 +124,7 @@ class Executor {
 
   void name_new_buffer(const Step& st, View v);
   void op_alloc(const Step& st);
+  std::uint64_t alloc_len(const Step& st);  // `len`, or the fraction_of_free form worked out
   void op_foreign(const Step& st);
   void op_derive(const Step& st);
   void op_split(const Step& st);
@@ -204,6 +206,10 @@ class Executor {
   std::optional<Stream> default_stream_;
   std::map<std::uint32_t, Stream> check_streams_;  // per device: reads for `check contents`
   std::map<std::uint32_t, std::uint64_t> vram_marks_;  // per device
+  // Per device: free memory when the run started (set before the first
+  // repetition, read-only after): `len: {"fraction_of_free": f}` is of this.
+  std::map<std::uint32_t, std::uint64_t> start_free_;
+  std::set<std::string> fraction_noted_;  // step paths whose length is in the notes (rec_mu_)
 
   std::mutex rec_mu_;
   RunRecord rec_;
@@ -468,13 +474,38 @@ void Executor::name_new_buffer(const Step& st, View v) {
   init_contents(st.stream, h->view, st.init);
 }
 
+// `len: {"fraction_of_free": f}`: floor(free x f / element size) elements,
+// where free is the step's device's free memory when the run started, not
+// now: a loop that sized each buffer from the memory left at that moment
+// would shrink its buffers while earlier ones are still held and so never
+// show whether dropped memory can be reused. The first use of each step
+// notes the figures in the report.
+std::uint64_t Executor::alloc_len(const Step& st) {
+  if (!st.len_fraction_of_free) return st.len;
+  const std::uint32_t device = stream_device(st.stream);
+  const std::uint64_t free_bytes = start_free_.at(device);
+  const std::uint64_t es = dtype_size(*st.dtype);
+  const auto share = static_cast<std::uint64_t>(
+      std::floor(static_cast<long double>(free_bytes) * static_cast<long double>(*st.len_fraction_of_free)));
+  const std::uint64_t n = share / es;
+  std::lock_guard g(rec_mu_);
+  if (fraction_noted_.insert(st.path).second) {
+    std::ostringstream note;
+    note << st.path << ".len: fraction_of_free " << *st.len_fraction_of_free << " of the " << free_bytes
+         << " bytes free on device " << device << " when the run started = " << n << " x "
+         << dtype_name(*st.dtype) << " (" << n * es << " bytes)";
+    rec_.notes.push_back(note.str());
+  }
+  return n;
+}
+
 void Executor::op_alloc(const Step& st) {
   {
     std::lock_guard g(mu_);
     require_free(st.id);
   }
   const Stream s = stream_named(st.stream);
-  View v = allocate(s, *st.dtype, st.len);
+  View v = allocate(s, *st.dtype, alloc_len(st));
   name_new_buffer(st, std::move(v));
 }
 
@@ -1319,6 +1350,7 @@ RunResult Executor::run() {
         rec_.vram_devices[d].baseline_free = vram_marks_[d];
       }
       rec_.vram.baseline_free = vram_marks_[sc_.device];
+      start_free_ = vram_marks_;
       for (repetition_ = 1; repetition_ <= repetitions_; ++repetition_) {
         if (opt_.progress) opt_.progress->repetition.store(repetition_);
         start_repetition();

@@ -448,6 +448,37 @@ class Validator {
     return false;
   }
 
+  // `len`: an element count; for alloc also {"fraction_of_free": f} (an
+  // extension). Any other form keeps the integer's message unchanged.
+  void len(const json& j, const std::string& p, Step& s) {
+    if (!j.is_object() || (s.op != Op::alloc && !j.contains("fraction_of_free"))) {
+      uint_in(j, p, 0, kMaxLen, s.len);
+      return;
+    }
+    if (s.op != Op::alloc) {
+      expected(p, std::string("an integer in [0, ") + std::to_string(kMaxLen) + "] (the {\"fraction_of_free\": f} form is for alloc only)", j);
+      return;
+    }
+    static const std::vector<std::string> keys = {"fraction_of_free"};
+    for (const auto& [k, v] : j.items()) {
+      if (k != keys[0])
+        error(p + "." + k, "unknown len field '" + k + "'" + did_you_mean(k, keys) + "; expected fraction_of_free");
+    }
+    const auto it = j.find("fraction_of_free");
+    if (it == j.end()) {
+      error(p + ".fraction_of_free", "missing required field 'fraction_of_free' of a len object, e.g. {\"fraction_of_free\": 0.6}");
+      return;
+    }
+    if (it->is_number()) {
+      const double f = it->get<double>();
+      if (std::isfinite(f) && f > 0 && f <= 1) {
+        s.len_fraction_of_free = f;
+        return;
+      }
+    }
+    expected(p + ".fraction_of_free", "a number in (0, 1] (a fraction of the device's free memory)", *it);
+  }
+
   struct OpSpec {
     Op op;
     const char* name;
@@ -567,7 +598,7 @@ class Validator {
                                 list(names));
       }
     }
-    if (auto it = j.find("len"); it != j.end()) uint_in(*it, p + ".len", 0, kMaxLen, s.len);
+    if (auto it = j.find("len"); it != j.end()) len(*it, p + ".len", s);
     if (auto it = j.find("offset"); it != j.end()) uint_in(*it, p + ".offset", 0, kMaxLen, s.offset);
     if (auto it = j.find("at"); it != j.end()) uint_in(*it, p + ".at", 0, kMaxLen, s.at);
     if (auto it = j.find("index"); it != j.end()) uint_in(*it, p + ".index", 0, kMaxLen, s.index);

@@ -39,6 +39,10 @@ struct Step {
   // Buffers and views.
   std::optional<DType> dtype;
   std::uint64_t len = 0, offset = 0, at = 0, index = 0;
+  // alloc only: `"len": {"fraction_of_free": f}`, f in (0, 1] (then `len` is
+  // unused): floor(f x the free memory of the step's device when the run
+  // started / element size) elements, worked out by the executor.
+  std::optional<double> len_fraction_of_free;
   ValueForm init;                          // alloc/foreign init, upload from
   std::vector<std::int64_t> shape;         // to_tensor, tensor_view
   std::vector<std::pair<std::int64_t, std::int64_t>> slice;  // tensor_view [begin, end)
