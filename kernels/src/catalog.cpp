@@ -297,26 +297,27 @@ std::string check_args(const KernelEntry& e, std::span<const ArgShape> args) {
     const ParamSpec& p = e.params[i];
     if (p.kind != ArgKind::view) continue;
     const ArgShape& a = args[i];
-    const std::string who = describe(e) + ": '" + p.name + "'";
+    // Built only for a message: a launch that passes builds no string.
+    const auto who = [&] { return describe(e) + ": '" + p.name + "'"; };
     const std::optional<DType> want = p.fixed_dtype ? p.fixed_dtype : e.dtype;
     if (want && a.dtype != *want) {
-      return who + " has dtype " + str(dtype_label(a.dtype)) + ", expected " + str(dtype_label(*want));
+      return who() + " has dtype " + str(dtype_label(a.dtype)) + ", expected " + str(dtype_label(*want));
     }
     if (p.rank == 0) {
       if (a.rank != 1 || (a.shape[0] > 1 && a.stride[0] != 1)) {
-        return who + " must be a contiguous buffer (rank 1, stride 1); got rank " + std::to_string(a.rank) +
+        return who() + " must be a contiguous buffer (rank 1, stride 1); got rank " + std::to_string(a.rank) +
                " shape " + shape_string(a);
       }
     } else if (a.rank != p.rank) {
-      return who + " must be a rank-" + std::to_string(p.rank) + " tensor; got rank " + std::to_string(a.rank) +
+      return who() + " must be a rank-" + std::to_string(p.rank) + " tensor; got rank " + std::to_string(a.rank) +
              " shape " + shape_string(a);
     }
     for (int k = 0; k < a.rank; ++k) {
       if (a.shape[k] < 0 || a.stride[k] < 0) {
-        return who + " has a negative extent or stride in dimension " + std::to_string(k);
+        return who() + " has a negative extent or stride in dimension " + std::to_string(k);
       }
       if ((driver::writes(p.mode) || p.atomic) && a.stride[k] == 0 && a.shape[k] > 1) {
-        return who + " has stride 0 in dimension " + std::to_string(k) + " (extent " + std::to_string(a.shape[k]) +
+        return who() + " has stride 0 in dimension " + std::to_string(k) + " (extent " + std::to_string(a.shape[k]) +
                "): a written view must not overlap itself";
       }
     }

@@ -1,11 +1,11 @@
 // Packing a launch's parameter values (catalog.hpp: pack_params).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <algorithm>
 
 #include "tandem/kernels/catalog.hpp"
 
@@ -107,20 +107,25 @@ std::span<const std::byte> PackedParams::bytes(std::uint32_t i) const noexcept {
 }
 
 std::string pack_params(const KernelEntry& entry, std::span<const LaunchArg> args, PackedParams& out) {
-  const std::string who = std::string(model_name(entry.model)) + " kernel '" + entry.name + "'";
+  // Built only for a message: a launch that passes builds no string.
+  const auto who = [&] { return std::string(model_name(entry.model)) + " kernel '" + entry.name + "'"; };
   if (args.size() != entry.params.size()) {
-    return who + " takes " + std::to_string(entry.params.size()) + " parameters; got " + std::to_string(args.size());
+    return who() + " takes " + std::to_string(entry.params.size()) + " parameters; got " + std::to_string(args.size());
   }
   if (args.size() > PackedParams::kMaxParams || entry.symbol == nullptr ||
       entry.symbol->param_count != entry.params.size()) {
-    return who + ": inconsistent parameter table";  // a kernels/ bug
+    return who() + ": inconsistent parameter table";  // a kernels/ bug
   }
-  out = PackedParams{};
+  // Only the slots used are cleared (a whole PackedParams is over 600
+  // bytes, written on every launch otherwise); a scalar narrower than its
+  // slot leaves the rest zero.
+  out.count_ = 0;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ParamSpec& p = entry.params[i];
     const LaunchArg& a = args[i];
     std::byte* dst = out.storage_[i];
     const std::uint16_t size = entry.symbol->params[i].size;
+    std::memset(dst, 0, std::min<std::size_t>(size, PackedParams::kSlotBytes));
     out.sizes_[i] = size;
     if (p.kind == ArgKind::view) {
       put(dst, static_cast<std::uint64_t>(a.ptr));
@@ -131,7 +136,7 @@ std::string pack_params(const KernelEntry& entry, std::span<const LaunchArg> arg
         put(dst + 8, len);
       } else {  // TensorParam<T, R> {T* data; int64 shape[R]; int64 stride[R]}
         if (a.shape.rank != p.rank) {
-          return who + ": '" + p.name + "' must be a rank-" + std::to_string(p.rank) + " tensor; got rank " +
+          return who() + ": '" + p.name + "' must be a rank-" + std::to_string(p.rank) + " tensor; got rank " +
                  std::to_string(a.shape.rank);
         }
         for (int k = 0; k < p.rank; ++k) {
@@ -142,9 +147,9 @@ std::string pack_params(const KernelEntry& entry, std::span<const LaunchArg> arg
     } else {
       std::optional<ScalarValue> v = a.scalar;
       if (!v && p.default_value) v = *p.default_value;
-      if (!v) return who + ": missing scalar '" + p.name + "'";
+      if (!v) return who() + ": missing scalar '" + p.name + "'";
       if (std::string err = put_scalar(dst, p.scalar_dtype, *v); !err.empty()) {
-        return who + ": scalar '" + p.name + "' = " + err;
+        return who() + ": scalar '" + p.name + "' = " + err;
       }
     }
   }

@@ -85,6 +85,34 @@ TEST_F(Births, AnAllocationUsedOnAnotherStreamIsFreedOnlyAfterThatUseRetires) {
   EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
 }
 
+// The first submission after an allocation that writes it whole records no
+// birth mark of its own (submit.cpp, writes_the_new_allocation): another
+// stream's use overlaps that write, so it is ordered after it (order) or
+// refused (reject) all the same, and the allocation precedes it.
+TEST_F(Births, AnotherStreamsFirstUseOfANewBufferWrittenWholeWaitsForThatWrite) {
+  for (ConflictPolicy policy : {ConflictPolicy::order, ConflictPolicy::reject}) {
+    SCOPED_TRACE(policy == ConflictPolicy::reject ? "reject" : "order");
+    Env e = env(policy);
+    settle();
+    View x = allocate(e.a, DType::u32, 64);
+    Gate& g = gate();
+    LaunchFuture first = fill(e.a, x, 1, {.gate = &g});  // the whole buffer
+    ASSERT_TRUE(g.wait_arrivals(1));
+    if (policy == ConflictPolicy::reject) {
+      EXPECT_TANDEM_ERROR(ErrorCode::conflict, hold(e.b, x, Access::read, nullptr));
+      g.open();
+    } else {
+      LaunchFuture other = hold(e.b, x, Access::read, nullptr);
+      EXPECT_EQ(other.status(), SubmissionStatus::pending) << "ran before the first write finished";
+      g.open();
+      ASSERT_TRUE(other.wait(kPatience));
+    }
+    ASSERT_TRUE(first.wait(kPatience));
+    settle();
+    EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
+  }
+}
+
 // The first use on another stream waits for the allocation, which sits
 // behind the birth stream's earlier work, and for nothing enqueued on the
 // birth stream after it (a read there never orders a read here).

@@ -45,6 +45,9 @@ driver::Result place(detail::StreamState& s, std::uint64_t bytes, Placed& out) {
   if (r.ok()) {
     out.birth_seq = s.next_seq;
     s.untracked_seq = out.birth_seq;
+    s.unmarked_count = s.unmarked_allocation ? s.unmarked_count + 1 : 1;
+    s.unmarked_base = out.ptr;
+    s.unmarked_bytes = bytes;
     s.unmarked_allocation = true;
   }
   return r;

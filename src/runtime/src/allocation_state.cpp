@@ -180,7 +180,11 @@ void AllocationState::last_use_gone() noexcept {
   switch (origin) {
     case Origin::runtime:
       // Released: its free ran on the device, proven (finish_device_release).
-      if (release != Release::released) c->free_memory(base, birth, birth_seq);
+      // Here on the retirement thread, the last lease's work is proven
+      // done, and with it the allocation (ContextState::free_memory).
+      if (release != Release::released) {
+        c->free_memory(base, birth, birth_seq, Retirement::instance().on_retirement_thread());
+      }
       break;
     case Origin::foreign:
       if (owner_) {

@@ -95,33 +95,48 @@ driver::FunctionHandle ContextState::function(const driver::KernelSymbol& symbol
   return f;
 }
 
-void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::uint64_t birth_seq) noexcept {
+void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::uint64_t birth_seq,
+                               bool birth_proven) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   if (Retirement::process_is_exiting()) return;  // the process's end returns it
   const ProfileScope timed(retire_profile().host_free);
   driver::Backend& b = backend();
   // The GPU is proven done with the memory; only the allocation itself must
-  // precede the free, which the birth stream's order gives for free.
-  if (birth) {
-    Guard ga(birth->mu);
-    if (StreamState* s = birth->stream) {
-      Guard g(s->mu);
+  // precede the free, which the birth stream's order gives for free. When
+  // work that followed the allocation is proven done, so is the allocation:
+  // then a birth stream whose lock a submitter holds (across a driver call
+  // that can take milliseconds while other threads launch) is not waited
+  // for, and the free goes on the internal free stream instead.
+  const auto take = [birth_proven](SpinLock& mu) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+    if (birth_proven) return mu.try_lock();
+    mu.lock();
+    return true;
+  };
+  if (birth && take(birth->mu)) {
+    if (StreamState* s = birth->stream; s && take(s->mu)) {
       if (!s->capture) {
-        if (b.mem_free_async(handle, ptr, s->handle).ok()) {
-          s->untracked_seq = s->next_seq;
-          return;
-        }
-      } else if (birth->proven_seq.load(std::memory_order_acquire) < birth_seq) {
-        // A capturing stream would record the free into its graph. The
-        // marker queued when the capture began follows the allocation.
-        bool queued = false;
-        try {
-          if (const driver::EventHandle e = s->event_after(birth_seq, queued)) {
-            (void)b.stream_wait_event(handle, free_stream, e);
+        const bool ok = b.mem_free_async(handle, ptr, s->handle).ok();
+        if (ok) s->untracked_seq = s->next_seq;
+        s->mu.unlock();
+        birth->mu.unlock();
+        if (ok) return;
+      } else {
+        if (birth->proven_seq.load(std::memory_order_acquire) < birth_seq) {
+          // A capturing stream would record the free into its graph. The
+          // marker queued when the capture began follows the allocation.
+          bool queued = false;
+          try {
+            if (const driver::EventHandle e = s->event_after(birth_seq, queued)) {
+              (void)b.stream_wait_event(handle, free_stream, e);
+            }
+          } catch (...) {
+            // Only queuing a marker can throw, and none is queued while capturing.
           }
-        } catch (...) {
-          // Only queuing a marker can throw, and none is queued while capturing.
         }
+        s->mu.unlock();
+        birth->mu.unlock();
       }
+    } else {
+      birth->mu.unlock();
     }
   }
   // Otherwise the birth stream is gone, and its allocations were proven

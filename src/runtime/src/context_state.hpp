@@ -46,10 +46,13 @@ struct ContextState {
   // The resolved device function for `symbol` in this context (cached).
   driver::FunctionHandle function(const driver::KernelSymbol& symbol);
   // Returns runtime-pool memory to the driver after the GPU is proven done
-  // with it, never blocking: on the stream it was allocated on while that
-  // stream exists (the pool reuses it there at once, with no dependency on
-  // another stream), else on the internal free stream.
-  void free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::uint64_t birth_seq) noexcept;
+  // with it, never waiting for the device: on the stream it was allocated on
+  // while that stream exists (the pool reuses it there at once, with no
+  // dependency on another stream), else on the internal free stream; and
+  // there too when `birth_proven` (work after the allocation is proven
+  // done) and the birth stream's lock is taken.
+  void free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::uint64_t birth_seq,
+                   bool birth_proven = false) noexcept;
   // Enqueues the frees waiting in every stream's release inbox now
   // (allocation under pressure, Context::trim). Takes each stream's lock.
   void flush_releases() noexcept;

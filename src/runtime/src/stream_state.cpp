@@ -36,8 +36,30 @@ StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHa
   anchor->stream = this;
 }
 
+// TANDEM_STREAM_EVENTS (tuning): completion events a new stream makes up
+// front (16). Making one later, while other threads launch, waits for the
+// driver's lock (stream_state.hpp, take_event): on the H200 the 8-thread
+// churn made ~1,000 of them during its run, each up to 9 ms, the first
+// ones before retirement had handed any back.
+const std::uint32_t StreamState::kPrewarmEvents =
+    static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_STREAM_EVENTS", 0, 16), 0, 4096));
+
 StreamState* StreamState::create(ContextState& ctx, driver::StreamHandle handle, bool owned) {
   auto* s = new StreamState(next_id(IdKind::stream), ctx, handle, owned);
+  {
+    Guard g(s->mu);
+    const std::uint32_t n = kMaxFreeEvents != 0 ? std::min(kPrewarmEvents, kMaxFreeEvents) : kPrewarmEvents;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      driver::EventHandle e;
+      if (!ctx.backend().event_create(ctx.handle, e).ok()) break;  // made when needed instead
+      try {
+        s->free_events.push_back(e);
+      } catch (...) {
+        (void)ctx.backend().event_destroy(ctx.handle, e);
+        break;
+      }
+    }
+  }
   ctx.add_stream(s);
   s->add_ref();  // the caller's; the first one belongs to retirement
   s->retirement->add_stream(s);

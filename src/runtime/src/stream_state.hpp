@@ -293,6 +293,8 @@ struct StreamState {
   std::atomic<bool> has_surplus{false};  // surplus_events is not empty
   // The most idle events a stream keeps (TANDEM_MAX_FREE_EVENTS; 0: no cap).
   static const std::uint32_t kMaxFreeEvents;
+  // Events a new stream makes at once (TANDEM_STREAM_EVENTS).
+  static const std::uint32_t kPrewarmEvents;
 
   // A stream's submissions take contiguous seqs: retirement's bisect walks
   // newest->seq - head->seq links and pending() counts by seq (a33ccac
@@ -302,6 +304,10 @@ struct StreamState {
   Submission* last_mark TANDEM_GUARDED_BY(mu) = nullptr;  // the newest birth mark's; valid while queued
   std::uint64_t last_mark_seq TANDEM_GUARDED_BY(mu) = 0;
   bool unmarked_allocation TANDEM_GUARDED_BY(mu) = false;  // allocated since the newest seq was taken
+  // How many, and the newest one's range (submit.cpp, writes_the_new_allocation).
+  std::uint32_t unmarked_count TANDEM_GUARDED_BY(mu) = 0;
+  driver::DevicePtr unmarked_base TANDEM_GUARDED_BY(mu) = 0;
+  std::uint64_t unmarked_bytes TANDEM_GUARDED_BY(mu) = 0;
   // Covered submissions queued since the newest one that recorded its own
   // event (ContextOptions::share_completion_events).
   std::uint32_t shared_run TANDEM_GUARDED_BY(mu) = 0;

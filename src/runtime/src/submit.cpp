@@ -312,6 +312,25 @@ void resolve_wait_events(const WaitList& waits, WaitEvents& out) TANDEM_NO_THREA
   }
 }
 
+// Whether the submission carrying the birth mark (the first after new
+// allocations on its stream) writes the one new allocation whole. Then it
+// records no birth mark: another stream's use of that allocation overlaps
+// this write, so it waits for (order) or is refused by (reject) this
+// submission anyway, whose own event follows the allocation; once that is
+// proven, nothing waits. One event record less for the loop users write
+// first (allocate, fill or zero it, use, drop).
+bool writes_the_new_allocation(const StreamState& s, const AccessRequest* a, std::uint32_t n) noexcept
+    TANDEM_REQUIRES(s.mu) {
+  if (s.unmarked_count != 1) return false;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (a[i].alloc->base == s.unmarked_base && a[i].offset == 0 && a[i].bytes == s.unmarked_bytes &&
+        driver::writes(a[i].mode)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Lock scopes: the trackers are held while conflicts are resolved and the
 // new leases published (marked `publishing`), not across the driver calls;
 // the stream lock is held from reserving the seq to queueing the
@@ -364,7 +383,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
                       (s.shared_run + 1 < StreamState::kLongestShareRun && !s.has_free_event()));
   try {
     if (!cover) sub->event = s.take_event();
-    if (s.unmarked_allocation) {
+    if (s.unmarked_allocation && !writes_the_new_allocation(s, a, n)) {
       // Before this work and its waits: another stream's first use of the
       // new allocations waits for the allocations, not for this work.
       sub->birth_mark = s.take_event();

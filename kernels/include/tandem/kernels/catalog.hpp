@@ -228,7 +228,8 @@ class PackedParams {
 
  private:
   friend std::string pack_params(const KernelEntry&, std::span<const LaunchArg>, PackedParams&);
-  alignas(16) std::byte storage_[kMaxParams][kSlotBytes] = {};
+  // Not cleared as a whole: pack_params clears the slots it uses.
+  alignas(16) std::byte storage_[kMaxParams][kSlotBytes];
   std::uint16_t sizes_[kMaxParams] = {};
   void* pointers_[kMaxParams] = {};
   std::uint32_t count_ = 0;
