@@ -90,19 +90,28 @@ TEST_F(Births, AnAllocationUsedOnAnotherStreamIsFreedOnlyAfterThatUseRetires) {
 // stream's use overlaps that write, so it is ordered after it (order) or
 // refused (reject) all the same, and the allocation precedes it.
 TEST_F(Births, AnotherStreamsFirstUseOfANewBufferWrittenWholeWaitsForThatWrite) {
+  for (const bool shared : {false, true}) {
   for (ConflictPolicy policy : {ConflictPolicy::order, ConflictPolicy::reject}) {
-    SCOPED_TRACE(policy == ConflictPolicy::reject ? "reject" : "order");
-    Env e = env(policy);
+    SCOPED_TRACE(std::string(policy == ConflictPolicy::reject ? "reject" : "order") + (shared ? ", shared events" : ""));
+    Env e = env_sharing(policy, shared);
     settle();
+    View busy = allocate(e.a, DType::u32, 4);
+    Gate& before = gate();
+    // Work already pending on the stream: the write below may share the
+    // next event (with shared events on), and records no birth mark.
+    LaunchFuture pending = fill(e.a, busy, 1, {.gate = &before});
+    ASSERT_TRUE(before.wait_arrivals(1));
     View x = allocate(e.a, DType::u32, 64);
     Gate& g = gate();
-    LaunchFuture first = fill(e.a, x, 1, {.gate = &g});  // the whole buffer
-    ASSERT_TRUE(g.wait_arrivals(1));
+    LaunchFuture first = fill(e.a, x, 1, {.gate = &g});  // the whole buffer, queued behind `pending`
     if (policy == ConflictPolicy::reject) {
       EXPECT_TANDEM_ERROR(ErrorCode::conflict, hold(e.b, x, Access::read, nullptr));
+      before.open();
       g.open();
     } else {
       LaunchFuture other = hold(e.b, x, Access::read, nullptr);
+      before.open();
+      ASSERT_TRUE(g.wait_arrivals(1));
       EXPECT_EQ(other.status(), SubmissionStatus::pending) << "ran before the first write finished";
       g.open();
       ASSERT_TRUE(other.wait(kPatience));
@@ -110,6 +119,7 @@ TEST_F(Births, AnotherStreamsFirstUseOfANewBufferWrittenWholeWaitsForThatWrite) 
     ASSERT_TRUE(first.wait(kPatience));
     settle();
     EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
+  }
   }
 }
 

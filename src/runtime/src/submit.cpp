@@ -314,10 +314,12 @@ void resolve_wait_events(const WaitList& waits, WaitEvents& out) TANDEM_NO_THREA
 
 // Whether the submission carrying the birth mark (the first after new
 // allocations on its stream) writes the one new allocation whole. Then it
-// records no birth mark: another stream's use of that allocation overlaps
-// this write, so it waits for (order) or is refused by (reject) this
-// submission anyway, whose own event follows the allocation; once that is
-// proven, nothing waits. One event record less for the loop users write
+// records no birth mark and may share its completion event: another
+// stream's use of that allocation overlaps this write, so it waits for
+// (order: conflicts wait for a covered submission's next event) or is
+// refused by (reject) this submission anyway, which follows the allocation;
+// once that is proven, nothing waits (StreamState::birth_event finds no
+// event to wait on). Two event records fewer for the loop users write
 // first (allocate, fill or zero it, use, drop).
 bool writes_the_new_allocation(const StreamState& s, const AccessRequest* a, std::uint32_t n) noexcept
     TANDEM_REQUIRES(s.mu) {
@@ -375,15 +377,17 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   // run of covered submissions is short, or no event is free (making one
   // can stall this thread for milliseconds: stream_state.hpp). A birth
   // mark's carrier records its own event: other streams wait on the two of
-  // them directly.
+  // them directly. A carrier that writes the new allocation whole needs
+  // neither (writes_the_new_allocation).
+  const bool marks_birth = s.unmarked_allocation && !writes_the_new_allocation(s, a, n);
   const Submission* const queued_tail = s.tail.load(std::memory_order_relaxed);
-  const bool cover = ctx.share_events && !s.unmarked_allocation && queued_tail != nullptr &&
+  const bool cover = ctx.share_events && !marks_birth && queued_tail != nullptr &&
                      queued_tail != s.sentinel.load(std::memory_order_relaxed) &&
                      (s.shared_run + 1 < StreamState::kShareRun ||
                       (s.shared_run + 1 < StreamState::kLongestShareRun && !s.has_free_event()));
   try {
     if (!cover) sub->event = s.take_event();
-    if (s.unmarked_allocation && !writes_the_new_allocation(s, a, n)) {
+    if (marks_birth) {
       // Before this work and its waits: another stream's first use of the
       // new allocations waits for the allocations, not for this work.
       sub->birth_mark = s.take_event();
