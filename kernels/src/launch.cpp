@@ -1,6 +1,9 @@
 #include "tandem/kernels/launch.hpp"
 
+#include <cstddef>
+#include <new>
 #include <string>
+#include <type_traits>
 
 #include "tandem/errors.hpp"
 
@@ -18,6 +21,20 @@ ErrorCode code_for(const std::string& why) {
 [[noreturn]] void fail(const KernelEntry& e, const std::string& why) {
   throw Error(code_for(why), std::string(model_name(e.model)) + " kernel '" + e.name + "': " + why);
 }
+
+// Up to kMaxParams values made one by one where they are needed (the
+// types here are trivially destructible: nothing to undo).
+template <class T>
+class Slots {
+  static_assert(std::is_trivially_destructible_v<T>);
+
+ public:
+  T& make(std::size_t i, const T& v) noexcept { return *::new (static_cast<void*>(data() + i)) T(v); }
+  T* data() noexcept { return std::launder(reinterpret_cast<T*>(bytes_)); }
+
+ private:
+  alignas(T) std::byte bytes_[sizeof(T) * PackedParams::kMaxParams];
+};
 
 Access access_of(const ParamSpec& p) noexcept {
   if (p.atomic) return Access::atomic;
@@ -46,9 +63,12 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
   if (args.size() != n) {
     fail(entry, std::to_string(args.size()) + " arguments given, the kernel takes " + std::to_string(n));
   }
-  ArgShape shapes[PackedParams::kMaxParams];
-  LaunchArg packed_args[PackedParams::kMaxParams];
-  ViewAccess accesses[PackedParams::kMaxParams];
+  if (n > PackedParams::kMaxParams) fail(entry, "has more parameters than a launch can pack");
+  // Only the n entries used are made: three full arrays would clear about
+  // 1.5 KB of stack on every launch.
+  Slots<ArgShape> shapes;
+  Slots<LaunchArg> packed_args;
+  Slots<ViewAccess> accesses;
   std::size_t views = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const ParamSpec& p = entry.params[i];
@@ -58,21 +78,22 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
                     std::string("kernel '") + entry.name + "' parameter '" + p.name + "' needs a view");
       }
       const View& v = *args[i].view;
-      shapes[i] = shape_of(v);
-      packed_args[i] = LaunchArg::view(v.extent_bytes() ? v.device_ptr() : 0, shapes[i]);
-      accesses[views++] = ViewAccess{&v, access_of(p)};
+      const ArgShape& shape = shapes.make(i, shape_of(v));
+      packed_args.make(i, LaunchArg::view(v.extent_bytes() ? v.device_ptr() : 0, shape));
+      accesses.make(views++, ViewAccess{&v, access_of(p)});
     } else {
       if (args[i].view) fail(entry, std::string("parameter '") + p.name + "' is a scalar, got a view");
-      packed_args[i] = args[i].scalar ? LaunchArg::value(*args[i].scalar) : LaunchArg::defaulted();
+      shapes.make(i, ArgShape{});
+      packed_args.make(i, args[i].scalar ? LaunchArg::value(*args[i].scalar) : LaunchArg::defaulted());
     }
   }
-  const std::span<const ArgShape> shape_span(shapes, n);
+  const std::span<const ArgShape> shape_span(shapes.data(), n);
   if (std::string why = check_args(entry, shape_span); !why.empty()) fail(entry, why);
   driver::LaunchDims dims;
   if (std::string why = launch_dims(entry, shape_span, grid, block, dims); !why.empty()) fail(entry, why);
   PackedParams packed;
-  if (std::string why = pack_params(entry, {packed_args, n}, packed); !why.empty()) fail(entry, why);
-  return tandem::launch(stream, *entry.symbol, dims, packed.pointers(), {accesses, views});
+  if (std::string why = pack_params(entry, {packed_args.data(), n}, packed); !why.empty()) fail(entry, why);
+  return tandem::launch(stream, *entry.symbol, dims, packed.pointers(), {accesses.data(), views});
 }
 
 LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,

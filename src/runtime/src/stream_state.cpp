@@ -37,12 +37,12 @@ StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHa
 }
 
 // TANDEM_STREAM_EVENTS (tuning): completion events a new stream makes up
-// front (16). Making one later, while other threads launch, waits for the
+// front (64). Making one later, while other threads launch, waits for the
 // driver's lock (stream_state.hpp, take_event): on the H200 the 8-thread
 // churn made ~1,000 of them during its run, each up to 9 ms, the first
 // ones before retirement had handed any back.
 const std::uint32_t StreamState::kPrewarmEvents =
-    static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_STREAM_EVENTS", 0, 16), 0, 4096));
+    static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_STREAM_EVENTS", 0, 64), 0, 4096));
 
 StreamState* StreamState::create(ContextState& ctx, driver::StreamHandle handle, bool owned) {
   auto* s = new StreamState(next_id(IdKind::stream), ctx, handle, owned);
