@@ -226,15 +226,17 @@ std::int64_t loop_for(Clock::time_point start, F iteration) {
   return n;
 }
 
-// The user's loop: every step through the public API, the future dropped.
-void tracked_iteration(const tandem::Stream& s, const SustainedKernels& kk) {
+// The user's loop: every step through the public API, the futures dropped;
+// returns the tensor (the loop drops it with its work in flight).
+tandem::View tracked_iteration(const tandem::Stream& s, const SustainedKernels& kk) {
   tandem::View a = tandem::allocate(s, tandem::DType::f32, kElements);
   const k::Arg fill[] = {k::Arg::of(a), k::Arg::value(kFillValue)};
   (void)k::launch(s, *kk.fill, fill);
   tandem::View t = std::move(a).to_tensor(kShape);
   const k::Arg scale[] = {k::Arg::of(t), k::Arg::value(kScaleBy)};
   (void)k::launch(s, *kk.scale, scale);
-}  // t dropped with its work in flight
+  return t;
+}
 
 LoopRun run_raw(const Env& e, const RawDriver& d, int threads) {
   const SustainedKernels& kk = sustained_kernels();
@@ -328,12 +330,7 @@ TrackedRun run_tracked(const Env& e, int threads) {
   // Untimed: one more iteration, read back (the host-only backend runs no kernel: nothing to read).
   if (out.loop.error.empty() && e.platform.backend_name() != "host") {
     const tandem::Stream& s = streams[0];
-    tandem::View a = tandem::allocate(s, tandem::DType::f32, kElements);
-    const k::Arg fill[] = {k::Arg::of(a), k::Arg::value(kFillValue)};
-    (void)k::launch(s, *kk.fill, fill);
-    tandem::View t = std::move(a).to_tensor(kShape);
-    const k::Arg scale[] = {k::Arg::of(t), k::Arg::value(kScaleBy)};
-    (void)k::launch(s, *kk.scale, scale);
+    const tandem::View t = tracked_iteration(s, kk);
     const std::vector<std::byte> bytes = tandem::read_back(s, t, std::chrono::seconds(60));
     std::vector<float> host(kElements);
     if (bytes.size() != kBufferBytes) throw std::runtime_error("read_back returned the wrong size");

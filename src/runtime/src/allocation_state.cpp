@@ -129,13 +129,14 @@ void AllocationState::release_in_stream_order() noexcept {
   (void)move_release(Release::none, Release::awaiting);
   if (!host_proven_only && !Retirement::process_is_exiting()) {
     Guard g(tracker_lock);
-    // Pending owners (a tracked lease's submission has not settled), so
-    // their streams exist; no new lease can appear (no view is left).
+    // A tracked lease's owner is pending, so its stream exists, or
+    // quarantined, its stream cleared (retirement.cpp, quarantine); no new
+    // lease can appear (no view is left).
     StreamState* target = nullptr;
-    bool one_stream = true;
+    bool one_stream = !quarantined();
     for (const Lease* l : leases) {
       StreamState* st = l->owner->stream;
-      if (target && st != target) one_stream = false;
+      if (st == nullptr || (target && st != target)) one_stream = false;
       target = st;
     }
     if (target && one_stream && target->ctx == ctx && target->push_release(this)) return;

@@ -69,8 +69,22 @@ driver::Result query(const StreamState& s, const Submission& sub) noexcept {
 }
 
 
-void quarantine(Submission& sub) noexcept {
+// Its leases stay in their trackers for good, and outlive its stream,
+// which is destroyed once its queue has settled. Whoever reads a tracked
+// lease's owner->stream (a drop choosing where to release, a conflict
+// waiting on a covered owner) holds that lease's tracker lock: the stream
+// is cleared under all of them, so a reader sees it alive or none.
+void quarantine(Submission& sub) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   for (Lease& l : sub.leases) l.alloc->mark_quarantined();
+  // Leases are in tracker lock order (allocation id), repeats adjacent.
+  const auto repeats = [&](std::size_t i) { return i > 0 && sub.leases[i - 1].alloc == sub.leases[i].alloc; };
+  for (std::size_t i = 0; i < sub.leases.size(); ++i) {
+    if (!repeats(i)) sub.leases[i].alloc->tracker_lock.lock();
+  }
+  sub.stream = nullptr;
+  for (std::size_t i = sub.leases.size(); i-- > 0;) {
+    if (!repeats(i)) sub.leases[i].alloc->tracker_lock.unlock();
+  }
 }
 
 }  // namespace
@@ -421,27 +435,36 @@ Submission* Retirement::newest_evented(StreamState& s, Submission* head, Submiss
 Submission* Retirement::cover_quiet_tail(StreamState& s, Submission* newest) noexcept
     TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   const bool waiting = waiters_.load(std::memory_order_relaxed) != 0;
-  if (!quiet(s, waiting)) return newest;
-  if (waiting) {
-    const ProfileScope timed(retire_profile().stream_lock);
-    s.mu.lock();
-  } else if (!s.mu.try_lock()) {
-    return newest;
-  }
+  if (!quiet(s, waiting) || !lock_quiet_stream(s, waiting)) return newest;
   const ProfileScope timed(retire_profile().marker);
   Submission* t = s.tail.load(std::memory_order_relaxed);
   if (t && t->covered && !s.capture) {
-    bool queued = false;
-    try {
-      (void)s.queue_marker(queued);
+    if (queue_cover(s)) {
       t = s.tail.load(std::memory_order_relaxed);
       bump(s.quiet_tail_markers, 1);
-    } catch (...) {
+    } else {
       t = nullptr;  // no event to be had
     }
   }
   s.mu.unlock();
   return t;
+}
+
+bool Retirement::lock_quiet_stream(StreamState& s, bool waiting) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+  if (!waiting) return s.mu.try_lock();
+  const ProfileScope timed(retire_profile().stream_lock);
+  s.mu.lock();
+  return true;
+}
+
+bool Retirement::queue_cover(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+  bool queued = false;
+  try {
+    (void)s.queue_marker(queued);
+  } catch (...) {
+    // No event to be had: the device is failing; what it should prove stays unproven.
+  }
+  return queued;
 }
 
 bool Retirement::quiet(StreamState& s, bool waiting) noexcept {
@@ -474,24 +497,10 @@ bool Retirement::tend_releases(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_
   }
   if (!s.has_uncovered_releases()) return did;
   const bool waiting = waiters_.load(std::memory_order_relaxed) != 0;
-  if (!quiet(s, waiting)) return did;
-  if (waiting) {
-    const ProfileScope timed(retire_profile().stream_lock);
-    s.mu.lock();
-  } else if (!s.mu.try_lock()) {
-    return did;
-  }
+  if (!quiet(s, waiting) || !lock_quiet_stream(s, waiting)) return did;
   const ProfileScope timed(retire_profile().drain);
   s.drain_releases(s.next_seq);
-  if (s.has_uncovered_work() && !s.capture) {
-    bool queued = false;
-    try {
-      (void)s.queue_marker(queued);
-    } catch (...) {
-      // No event to be had: the device is failing; the frees stay unproven.
-    }
-    did |= queued;
-  }
+  if (s.has_uncovered_work() && !s.capture) did |= queue_cover(s);
   s.mu.unlock();
   return did;
 }

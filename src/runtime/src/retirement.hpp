@@ -105,6 +105,11 @@ class Retirement {
   Submission* cover_quiet_tail(StreamState& s, Submission* newest) noexcept;
   // Whether `s` has queued nothing new for kCoverQuiet (always, for a waiter).
   bool quiet(StreamState& s, bool waiting) noexcept;
+  // Takes a quiet stream's lock to queue a marker or drain its releases:
+  // waits for it only for a waiter; otherwise a submitter holding it is
+  // about to do that work itself. Then queues a marker (false: no event).
+  bool lock_quiet_stream(StreamState& s, bool waiting) noexcept;
+  static bool queue_cover(StreamState& s) noexcept;
   // Releases pushed to `s` that no submission follows (their stream went
   // quiet): drains them and queues a marker after them; hands refused ones
   // back to host proof. True if it did anything.

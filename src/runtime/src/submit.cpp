@@ -303,6 +303,8 @@ void resolve_wait_events(const WaitList& waits, WaitEvents& out) TANDEM_NO_THREA
   for (const Submission* w : waits) {
     driver::EventHandle e = w->event;
     if (w->covered) {
+      // Quarantined (retirement cleared its stream): nothing can prove it.
+      if (w->stream == nullptr) continue;
       bool queued = false;  // submit() wakes retirement on the way out
       StreamState& os = *w->stream;
       Guard g(os.mu);
