@@ -328,5 +328,35 @@ TEST_F(SharedEvents, WithSharingOffAFaultStaysWithItsSubmission) {
   EXPECT_EQ(e.ctx.stats().quarantined_allocations, 1U);
 }
 
+// Stream::isolate_next_submission: with sharing on, the next submission
+// records its own event and what came before it is proven apart (a marker
+// after a covered run), so a fault armed for the next event recorded stays
+// with that one submission, as with sharing off.
+TEST_F(SharedEvents, AnIsolatedSubmissionKeepsAFaultToItselfWithSharingOn) {
+  IntentionalLeakScope leak;
+  Env e = shared_env();
+  View held = allocate(e.a, DType::u32, 16);
+  View w = allocate(e.a, DType::u32, 16);
+  View y = allocate(e.a, DType::u32, 16);
+  View z = allocate(e.a, DType::u32, 16);
+  settle();
+  Gate& g = gate();
+  LaunchFuture first = hold(e.a, held, g);
+  LaunchFuture fw = fill(e.a, w, 0);  // covered: the next event proves it
+  e.a.isolate_next_submission();
+  sim().arm_completion_unknown(e.a.native());
+  LaunchFuture fy = fill(e.a, y, 1);  // its own event: the faulted one
+  LaunchFuture fz = fill(e.a, z, 2);
+  g.open();
+  ASSERT_TRUE(fz.wait(kPatience));
+  ASSERT_TRUE(fy.wait(kPatience));
+  ASSERT_TRUE(fw.wait(kPatience));
+  EXPECT_EQ(first.status(), SubmissionStatus::retired);
+  EXPECT_EQ(fw.status(), SubmissionStatus::retired);
+  EXPECT_EQ(fy.status(), SubmissionStatus::quarantined);
+  EXPECT_EQ(fz.status(), SubmissionStatus::retired);
+  EXPECT_EQ(e.ctx.stats().quarantined_allocations, 1U);
+}
+
 }  // namespace
 }  // namespace tandem::test

@@ -2,9 +2,11 @@
 // runs a scenario on the simulated device and checks the report.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 
 #include "element_codec.hpp"
+#include "tandem/context.hpp"
 #include "tandem/latency_histogram.hpp"
 #include "sha256.hpp"
 #include "tandem/device.hpp"
@@ -58,6 +60,24 @@ TEST(ScenarioExecutor, ReportHasEveryFieldOfTheContract) {
   }
   EXPECT_EQ(j["throughput"]["launches"], 1);
   EXPECT_EQ(j["throughput"]["submissions"], 2);  // init upload + launch
+}
+
+// `tandem run` measures the runtime users get: the default options (shared
+// completion events), which the report lists.
+TEST(ScenarioExecutor, TheRunUsesTheDefaultRuntimeOptionsAndReportsThem) {
+  const RunResult r = run_text(R"("streams": ["s0"], "steps": [
+      {"op": "alloc", "id": "a", "dtype": "f32", "len": 64, "init": "zero"},
+      {"op": "loop", "count": 16, "steps": [
+        {"op": "launch", "model": "simt", "kernel": "scale", "stream": "s0", "args": {"x": "a"}, "scalars": {"a": 2}}]}])");
+  const ojson& rt = r.report["runtime"];
+  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  const tandem::ContextOptions defaults;
+  EXPECT_EQ(rt["share_completion_events"], defaults.share_completion_events) << rt.dump();
+  EXPECT_EQ(rt["conflict_policy"], "order") << rt.dump();
+  EXPECT_EQ(rt["measure_retirement_latency"], true) << rt.dump();
+  EXPECT_EQ(rt["out_of_memory_wait_ms"],
+            std::chrono::duration_cast<std::chrono::milliseconds>(defaults.out_of_memory_wait).count())
+      << rt.dump();
 }
 
 // throughput.retire_latency_us comes from the runtime: one sample per

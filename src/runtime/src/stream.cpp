@@ -1,6 +1,7 @@
 #include "tandem/stream.hpp"
 
 #include "context_state.hpp"
+#include "retirement.hpp"
 #include "stream_state.hpp"
 
 namespace tandem {
@@ -24,6 +25,20 @@ std::uint64_t Stream::id() const noexcept { return s_->id; }
 bool Stream::owned() const noexcept { return s_->owned; }
 driver::StreamHandle Stream::native() const noexcept { return s_->handle; }
 Context Stream::context() const { return Context(detail::Ref<detail::ContextState>(s_->ctx)); }
+
+void Stream::isolate_next_submission() const {
+  detail::StreamState& s = *s_;
+  bool queued = false;
+  {
+    const detail::NotifyRetirementIfQueued notify{queued, s.retirement};
+    detail::Guard g(s.mu);
+    if (s.capture) return;  // captured work is not a submission
+    if (const detail::Submission* t = s.tail.load(std::memory_order_relaxed); t && t->covered) {
+      (void)s.queue_marker(queued);
+    }
+    s.isolate_next = true;
+  }
+}
 
 void Stream::synchronize() const {
   s_->ctx->check(s_->ctx->backend().stream_synchronize(s_->ctx->handle, s_->handle),

@@ -311,6 +311,8 @@ struct StreamState {
   // Covered submissions queued since the newest one that recorded its own
   // event (ContextOptions::share_completion_events).
   std::uint32_t shared_run TANDEM_GUARDED_BY(mu) = 0;
+  // Stream::isolate_next_submission: the next submission records its own event.
+  bool isolate_next TANDEM_GUARDED_BY(mu) = false;
   // At most kShareRun - 1 covered submissions per event of their own while
   // the stream has a free event; up to kLongestShareRun - 1 while it has
   // none (rather than make one on the submit path).

@@ -383,7 +383,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   // neither (writes_the_new_allocation).
   const bool marks_birth = s.unmarked_allocation && !writes_the_new_allocation(s, a, n);
   const Submission* const queued_tail = s.tail.load(std::memory_order_relaxed);
-  const bool cover = ctx.share_events && !marks_birth && queued_tail != nullptr &&
+  const bool cover = ctx.share_events && !marks_birth && !s.isolate_next && queued_tail != nullptr &&
                      queued_tail != s.sentinel.load(std::memory_order_relaxed) &&
                      (s.shared_run + 1 < StreamState::kShareRun ||
                       (s.shared_run + 1 < StreamState::kLongestShareRun && !s.has_free_event()));
@@ -475,6 +475,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   }
   TANDEM_LAUNCH_PHASE(driver_record);
   sub->phase.store(SubmissionPhase::enqueued, std::memory_order_release);
+  s.isolate_next = false;  // this one had its own event
   s.enqueue_locked(sub);
 #ifdef TANDEM_RUNTIME_TRACE
   TANDEM_TRACE("submit %s sub %lu stream %lu seq %lu event %p birth_mark %p waits %zu", spec.what,

@@ -397,7 +397,12 @@ void Executor::arm_fault(const Step& st, const Stream& s) {
   for (const SimFault& f : sc_.sim.faults) {
     if (f.kind != SimFault::Kind::completion_unknown || f.submission != st.id) continue;
     std::lock_guard g(mu_);
-    if (fired_faults_.insert(st.id).second) sim_->arm_completion_unknown(s.native());
+    if (!fired_faults_.insert(st.id).second) continue;
+    // Its own completion event, and the work before it proven apart: the
+    // fault, armed for the next event recorded on the stream, stays with
+    // exactly this submission although the context shares events.
+    s.isolate_next_submission();
+    sim_->arm_completion_unknown(s.native());
   }
 }
 
@@ -1217,9 +1222,13 @@ bool Executor::open_backend(RunResult& out) {
   co.conflict_policy = sc_.conflict_policy == ConflictPolicy::reject ? tandem::ConflictPolicy::reject
                                                                      : tandem::ConflictPolicy::order;
   co.measure_retirement_latency = true;  // the report's retire_latency_us
-  // One event per submission: a completion_unknown fault quarantines
-  // exactly the faulted launch's allocations, as the report's checks count.
-  co.share_completion_events = false;
+  // Otherwise the runtime users get (completion events shared: a faulted
+  // submission gets one of its own, arm_fault).
+  rec_.runtime = {{"share_completion_events", co.share_completion_events},
+                  {"measure_retirement_latency", co.measure_retirement_latency},
+                  {"conflict_policy", co.conflict_policy == tandem::ConflictPolicy::reject ? "reject" : "order"},
+                  {"out_of_memory_wait_ms",
+                   std::chrono::duration_cast<std::chrono::milliseconds>(co.out_of_memory_wait).count()}};
   for (const std::uint32_t d : sc_.devices) {
     Context c = Context::create(platform_->device(static_cast<int>(d)), co);
     // Before any step: on CUDA a kernel's first load waits for the kernels

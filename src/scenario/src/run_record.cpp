@@ -49,6 +49,7 @@ ojson report_json(const RunRecord& r) {
           {"scenario", r.scenario},
           {"backend", r.backend},
           {"device", r.device},
+          {"runtime", r.runtime},
           {"status", r.status},
           {"duration_s", r.duration_s},
           {"repetitions", r.repetitions},

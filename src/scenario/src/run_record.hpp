@@ -43,6 +43,8 @@ struct RunRecord {
   std::string status = "pass";  // pass | fail | error
   ojson tool, scenario, device;
   std::string backend;
+  // The ContextOptions the run used (extension: `runtime`).
+  ojson runtime = ojson::object();
   double duration_s = 0.0;
   std::uint64_t repetitions = 1;
   std::vector<CheckRecord> checks;

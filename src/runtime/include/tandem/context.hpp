@@ -51,7 +51,8 @@ struct ContextOptions {
   // to every submission the failing event covers, not only to the one that
   // caused it, and they are all quarantined. On by default: an event record
   // costs 7-11 % of a launch on the H200. Off: one event per submission,
-  // exact attribution (the scenario executor's choice).
+  // exact attribution (Stream::isolate_next_submission gives that to one
+  // submission with sharing on).
   bool share_completion_events = true;
   // Allocation under pressure (spec/runtime.md §6): an allocation the
   // driver refuses for want of memory first enqueues every pending release,

@@ -54,6 +54,16 @@ class Stream {
   // Blocks until all work on the stream is done on the device (does not wait
   // for retirement). Throws Error(driver).
   void synchronize() const;
+  // The next submission on this stream gets a completion event of its own,
+  // and what was queued before it is proven by an event of its own too (an
+  // internal marker is queued now when it shares a later one): a failure
+  // reported for that submission's event is attributed to it alone, even
+  // with ContextOptions::share_completion_events on. For fault injection
+  // (the scenario engine arms a simulated fault right after). Ordered on
+  // this stream; does not block on the device; costs an event record or
+  // two. Throws Error(driver) when no event can be made. Thread-safe, but
+  // "next" is whichever submission takes the stream's lock first.
+  void isolate_next_submission() const;
 
   explicit Stream(detail::Ref<detail::StreamState> s) noexcept : s_(std::move(s)) {}
   [[nodiscard]] detail::StreamState* state() const noexcept { return s_.get(); }
