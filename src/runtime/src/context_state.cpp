@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <new>
 #include <string>
 
 #include "ids.hpp"
@@ -163,106 +164,95 @@ std::vector<StreamAnchor*> ContextState::stream_anchors() {
   return anchors;
 }
 
-void ContextState::flush_releases() noexcept {
+namespace {
+
+// Calls fn(stream, anchor) for each stream of `c` alive now, holding its
+// anchor's lock and then the stream's (the runtime's lock order: a first
+// use on another stream holds an anchor's lock while it waits on a birth
+// mark there). `fn` must not throw. False when the list of streams could
+// not be made (no memory): nothing was visited.
+template <class Fn>
+bool each_live_stream(ContextState& c, Fn&& fn) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   std::vector<StreamAnchor*> anchors;
   try {
-    anchors = stream_anchors();
+    anchors = c.stream_anchors();
   } catch (...) {
-    return;  // no memory for the list: the streams drain them as they go
+    return false;
   }
   for (StreamAnchor* a : anchors) {
     {
       Guard ga(a->mu);
-      if (StreamState* s = a->stream; s && s->inbox_ready.load(std::memory_order_acquire)) {
+      if (StreamState* s = a->stream) {
         Guard g(s->mu);
-        s->drain_releases(s->next_seq);
+        fn(*s, *a);
       }
     }
     a->release();
   }
+  return true;
+}
+
+}  // namespace
+
+void ContextState::flush_releases() noexcept {
+  // No memory for the list: the streams drain them as they go.
+  (void)each_live_stream(*this, [](StreamState& s, StreamAnchor&) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+    if (s.inbox_ready.load(std::memory_order_acquire)) s.drain_releases(s.next_seq);
+  });
 }
 
 bool ContextState::cover_untracked_work() noexcept {
-  std::vector<StreamAnchor*> anchors;
-  try {
-    anchors = stream_anchors();
-  } catch (...) {
-    return true;  // cannot tell: assume there is something to wait for
-  }
   bool in_flight = false;
   bool queued = false;
-  {
-    const NotifyRetirementIfQueued notify{queued};
-    for (StreamAnchor* a : anchors) {
-      {
-        Guard ga(a->mu);
-        if (StreamState* s = a->stream) {
-          Guard g(s->mu);
-          if (!s->capture && s->untracked_seq > a->proven_seq.load(std::memory_order_acquire)) {
-            try {
-              (void)s->event_after(s->untracked_seq, queued);
-            } catch (...) {
-              // No event to be had: nothing more can be proven on this stream.
-            }
-          }
-          in_flight |= s->pending() != 0 || s->has_release_work();
-        }
+  const NotifyRetirementIfQueued notify{queued};
+  const bool visited = each_live_stream(*this, [&](StreamState& s, StreamAnchor& a) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+    if (!s.capture && s.untracked_seq > a.proven_seq.load(std::memory_order_acquire)) {
+      try {
+        (void)s.event_after(s.untracked_seq, queued);
+      } catch (...) {
+        // No event to be had: nothing more can be proven on this stream.
       }
-      a->release();
     }
-  }
-  return in_flight;
+    in_flight |= s.pending() != 0 || s.has_release_work();
+  });
+  return in_flight || !visited;  // cannot tell: assume there is something to wait for
 }
 
 void ContextState::order_free_stream_after_untracked_work() {
-  const std::vector<StreamAnchor*> anchors = stream_anchors();
   bool queued = false;
   const NotifyRetirementIfQueued notify{queued};
   std::exception_ptr failure;
-  for (StreamAnchor* a : anchors) {
-    {
-      Guard ga(a->mu);
-      StreamState* s = a->stream;
-      if (s && !failure) {
-        Guard g(s->mu);
-        if (s->untracked_seq > a->proven_seq.load(std::memory_order_acquire)) {
-          try {
-            const driver::EventHandle e = s->event_after(s->untracked_seq, queued);
-            if (e) check(backend().stream_wait_event(handle, free_stream, e), "ordering the runtime's frees");
-          } catch (...) {
-            failure = std::current_exception();
-          }
-        }
-      }
+  const bool visited = each_live_stream(*this, [&](StreamState& s, StreamAnchor& a) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+    if (failure || s.untracked_seq <= a.proven_seq.load(std::memory_order_acquire)) return;
+    try {
+      const driver::EventHandle e = s.event_after(s.untracked_seq, queued);
+      if (e) check(backend().stream_wait_event(handle, free_stream, e), "ordering the runtime's frees");
+    } catch (...) {
+      failure = std::current_exception();
     }
-    a->release();
-  }
+  });
+  if (!visited) throw std::bad_alloc();
   if (failure) std::rethrow_exception(failure);
 }
 
 void ContextState::release_idle_stream_resources() noexcept {
-  std::vector<StreamAnchor*> anchors;
-  try {
-    anchors = stream_anchors();
-  } catch (...) {
-    return;  // no memory for the list: nothing is released, nothing is lost
-  }
-  driver::Backend& b = backend();
-  for (StreamAnchor* a : anchors) {
-    std::vector<driver::EventHandle> idle, surplus;
-    {
-      // The anchor lock first: a first use on another stream holds it while
-      // it waits on a birth mark that may meanwhile have become idle.
-      Guard ga(a->mu);
-      if (StreamState* s = a->stream) {
-        Guard g(s->mu);
-        s->shed_idle(idle, surplus);
-      }
+  std::vector<driver::EventHandle> idle, surplus;
+  // No memory for the list: nothing is released, nothing is lost.
+  (void)each_live_stream(*this, [&](StreamState& s, StreamAnchor&) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+    std::vector<driver::EventHandle> i, x;
+    s.shed_idle(i, x);
+    try {
+      idle.insert(idle.end(), i.begin(), i.end());
+      surplus.insert(surplus.end(), x.begin(), x.end());
+    } catch (...) {
+      // No room to gather them: destroyed here, under the locks, instead.
+      for (driver::EventHandle e : i) (void)backend().event_destroy(handle, e);
+      for (driver::EventHandle e : x) (void)backend().event_destroy(handle, e);
     }
-    for (driver::EventHandle e : idle) (void)b.event_destroy(handle, e);
-    for (driver::EventHandle e : surplus) (void)b.event_destroy(handle, e);
-    a->release();
-  }
+  });
+  // Outside the locks: destroying an event can wait for the driver.
+  for (driver::EventHandle e : idle) (void)backend().event_destroy(handle, e);
+  for (driver::EventHandle e : surplus) (void)backend().event_destroy(handle, e);
 }
 
 void ContextState::fail(const driver::Result& r, ErrorCode code, const std::string& what) const {

@@ -294,6 +294,7 @@ void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
       ++enqueued;
     } else {
       failed_releases.push_back(a);
+      has_failed_releases.store(true, std::memory_order_release);
     }
   }
   release_draining.clear();
@@ -316,9 +317,11 @@ void StreamState::take_settled_releases(std::uint64_t last_seq,
 }
 
 void StreamState::take_failed_releases(std::vector<AllocationState*>& out) {
+  if (!has_failed_releases.load(std::memory_order_acquire)) return;
   Guard g(release_mu);
-  out.insert(out.end(), failed_releases.begin(), failed_releases.end());
+  out.insert(out.end(), failed_releases.begin(), failed_releases.end());  // may throw: kept for later
   failed_releases.clear();
+  has_failed_releases.store(false, std::memory_order_relaxed);
 }
 
 namespace {

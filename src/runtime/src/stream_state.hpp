@@ -361,6 +361,7 @@ struct StreamState {
   std::vector<AllocationState*> release_draining TANDEM_GUARDED_BY(mu);  // the drain's spare list
   std::vector<std::pair<std::uint64_t, AllocationState*>> unproven TANDEM_GUARDED_BY(release_mu);
   std::vector<AllocationState*> failed_releases TANDEM_GUARDED_BY(release_mu);
+  std::atomic<bool> has_failed_releases{false};  // spares retirement the lock each sweep
   std::atomic<std::uint64_t> newest_unproven_seq{0};
   // FIFO: a release is pushed, drained, proven (or abandoned) in order, so
   // a waiter compares counts (Retirement::wait_settled).
