@@ -3,9 +3,10 @@
 //   tandem smoke   [--backend auto|cuda|sim] [--device N] [--out FILE]
 //   tandem kernels [--json]
 //   tandem validate FILE... [--json]
+//   tandem ops     [--json|--markdown]
 //   tandem run FILE... [--backend B] [--out FILE|DIR] [--repeat N] [--json] [--quiet]
-// Exit codes: 0 pass, 1 fail, 2 bad command line, 3 runtime or device
-// error, 4 the requested backend is not available.
+// Exit codes (exit_codes.hpp): 0 pass, 1 fail, 2 bad command line or invalid
+// scenario, 3 runtime or device error, 4 the requested backend is not available.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -17,19 +18,20 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "tandem/scenario/device_json.hpp"
+#include "exit_codes.hpp"
 #include "kernels_cmd.hpp"
 #include "run_cmd.hpp"
-#include "tandem/scenario/validation_report.hpp"
 #include "smoke.hpp"
 #include "tandem/device.hpp"
 #include "tandem/errors.hpp"
+#include "tandem/scenario/device_json.hpp"
+#include "tandem/scenario/op_list.hpp"
+#include "tandem/scenario/validation_report.hpp"
 
 namespace {
 
 using tandem::BackendKind;
-
-constexpr int kExitPass = 0, kExitFail = 1, kExitUsage = 2, kExitRuntime = 3, kExitNoBackend = 4;
+using namespace tandem::cli;
 
 const std::map<std::string, BackendKind> kBackends{
     {"auto", BackendKind::automatic}, {"cuda", BackendKind::cuda}, {"sim", BackendKind::sim}};
@@ -97,15 +99,113 @@ int cmd_validate(const std::vector<std::string>& files, bool json) {
 }
 
 int cmd_smoke(BackendKind kind, int device, const std::string& out) {
-  tandem::Platform p = open_platform(kind);
-  const nlohmann::ordered_json report = tandem::cli::run_smoke(p.device(device), tandem::cli::SmokeOptions{});
-  write_json(report, out);
-  const bool pass = report["status"] == "pass";
-  if (!out.empty() && out != "-") {
-    std::cerr << "tandem smoke on " << p.backend_name() << ": " << (pass ? "pass" : "FAIL") << " (report: " << out
-              << ")\n";
+  const tandem::scenario::RunResult r = run_smoke(kind, device);
+  if (r.outcome == tandem::scenario::Outcome::unavailable) {
+    std::cerr << "tandem: " << r.report["errors"][0]["message"].get<std::string>() << "\n";
+    return kExitNoBackend;
   }
-  return pass ? kExitPass : kExitFail;
+  write_json(r.report, out);
+  if (!out.empty() && out != "-") {
+    std::cerr << "tandem smoke on " << r.report["backend"].get<std::string>() << ": "
+              << (r.outcome == tandem::scenario::Outcome::pass ? "pass" : "FAIL") << " (report: " << out << ")\n";
+  }
+  return exit_code(r.outcome);
+}
+
+// The op table: what each op takes and does.
+int cmd_ops(bool markdown) {
+  if (markdown) {
+    std::cout << tandem::scenario::op_list_markdown();
+    return kExitPass;
+  }
+  std::cout << tandem::scenario::op_list_json().dump(2) << "\n";
+  return kExitPass;
+}
+
+// What the command line asked for.
+struct Request {
+  std::string backend = "auto";
+  bool json = false;
+  int device = 0;
+  std::string out;
+  bool kernels_as_json = false;
+  std::vector<std::string> scenario_files;
+  bool validate_json = false;
+  bool ops_markdown = false;
+  RunCommand run;
+  std::string run_backend;
+  std::uint64_t run_repeat = 0;
+  CLI::App *devices = nullptr, *smoke = nullptr, *kernels = nullptr, *validate = nullptr, *ops = nullptr,
+           *run_app = nullptr;
+};
+
+void add_backend(CLI::App* sub, std::string& backend) {
+  sub->add_option("--backend", backend, "auto (CUDA GPU if present, else sim), cuda, or sim")
+      ->check(CLI::IsMember({"auto", "cuda", "sim"}));
+}
+
+void add_run(CLI::App& app, Request& q) {
+  q.run_app = app.add_subcommand("run", "Run scenario files (tandem.scenario/1) and write tandem.report/1 JSON reports");
+  CLI::App* run = q.run_app;
+  run->add_option("files", q.run.files, "scenario files")->required();
+  run->add_option("--backend", q.run_backend, "override the files' backend: auto, cuda or sim")
+      ->check(CLI::IsMember({"auto", "cuda", "sim"}));
+  run->add_option("--out", q.run.out,
+                  "report file; a folder (existing, ending in '/', or when several files run) gets "
+                  "<file stem>.report.json per scenario (made if missing). Checked before anything runs; a report "
+                  "that cannot be written after all goes to stdout. Default: JSON on stdout unless it is a terminal");
+  run->add_option("--repeat", q.run_repeat, "override the files' repeat count (expectations scale with it)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}));
+  run->add_flag("--json", q.run.json, "print the report JSON on stdout even on a terminal");
+  run->add_flag("--quiet", q.run.quiet, "no progress line and no human summary");
+  run->footer(
+      "On a terminal: a progress line for long runs and a short summary per file (colour unless NO_COLOR is set).\n"
+      "The report gives setup_s, body_s and settle_s (launches_per_s is over the body), the runtime options the\n"
+      "run used (runtime) and per-op step latency (step_latency_ns).\n"
+      "Exit codes: 0 all pass, 1 a check failed or a leak/violation was found, 2 invalid scenario or command\n"
+      "line, 3 runtime or device error, 4 the requested backend (or device) is not available.");
+}
+
+void add_subcommands(CLI::App& app, Request& q) {
+  q.devices = app.add_subcommand("devices", "List the devices of a backend");
+  add_backend(q.devices, q.backend);
+  q.devices->add_flag("--json", q.json, "JSON output (the default when stdout is not a terminal)");
+  q.smoke = app.add_subcommand("smoke", "Exercise the runtime end to end (an embedded scenario) and report as JSON");
+  add_backend(q.smoke, q.backend);
+  q.smoke->add_option("--device", q.device, "device ordinal")->check(CLI::NonNegativeNumber);
+  q.smoke->add_option("--out", q.out, "report file (default: stdout)");
+  q.kernels = app.add_subcommand("kernels", "List the kernel registry: parameters, access modes, dtypes, tiles");
+  q.kernels->add_flag("--json", q.kernels_as_json, "JSON output (the default when stdout is not a terminal)");
+  q.validate = app.add_subcommand("validate", "Check scenario files without running them (exit 2 if invalid)");
+  q.validate->add_option("files", q.scenario_files, "scenario files (tandem.scenario/1 JSON)")->required();
+  q.validate->add_flag("--json", q.validate_json, "one JSON result per file");
+  q.ops = app.add_subcommand("ops", "List the scenario ops: their fields and what they do (JSON, or --markdown)");
+  q.ops->add_flag("--markdown", q.ops_markdown, "a markdown table (docs/scenario-ops.md)");
+  add_run(app, q);
+}
+
+int dispatch(const Request& q) {
+  const BackendKind kind = kBackends.at(q.backend);
+  if (*q.devices) return cmd_devices(kind, q.json);
+  if (*q.smoke) return cmd_smoke(kind, q.device, q.out);
+  if (*q.validate) return cmd_validate(q.scenario_files, q.validate_json);
+  if (*q.ops) return cmd_ops(q.ops_markdown);
+  if (*q.run_app) {
+    RunCommand cmd = q.run;
+    if (!q.run_backend.empty()) cmd.backend = q.run_backend;
+    if (q.run_repeat > 0) cmd.repeat = q.run_repeat;
+    return run_command(cmd);
+  }
+  if (*q.kernels) {
+    const auto list = kernels_json();
+    if (q.kernels_as_json || !isatty(STDOUT_FILENO)) {
+      std::cout << list.dump(2) << "\n";
+    } else {
+      print_kernels(list);
+    }
+    return kExitPass;
+  }
+  return kExitUsage;
 }
 
 }  // namespace
@@ -123,58 +223,12 @@ int main(int argc, char** argv) {
       "  tandem devices --backend sim     the simulated device\n"
       "  tandem smoke --out report.json   exercise the runtime, write a JSON report\n"
       "  tandem kernels                   the kernel registry (SIMT and Tile)\n"
+      "  tandem ops --markdown            the scenario ops and their fields\n"
       "  tandem validate a.json b.json    check scenario files; errors name file and JSON path\n"
-      "Exit codes: 0 pass, 1 fail, 2 bad command line, 3 runtime or device error,\n"
+      "Exit codes: 0 pass, 1 fail, 2 bad command line or invalid scenario, 3 runtime or device error,\n"
       "4 the requested backend is not available.");
-
-  std::string backend = "auto";
-  auto add_backend = [&](CLI::App* sub) {
-    sub->add_option("--backend", backend, "auto (CUDA GPU if present, else sim), cuda, or sim")
-        ->check(CLI::IsMember({"auto", "cuda", "sim"}));
-  };
-  bool json = false;
-  CLI::App* devices = app.add_subcommand("devices", "List the devices of a backend");
-  add_backend(devices);
-  devices->add_flag("--json", json, "JSON output (the default when stdout is not a terminal)");
-
-  int device = 0;
-  std::string out;
-  CLI::App* smoke = app.add_subcommand("smoke", "Exercise the runtime end to end and report as JSON");
-  add_backend(smoke);
-  smoke->add_option("--device", device, "device ordinal")->check(CLI::NonNegativeNumber);
-  smoke->add_option("--out", out, "report file (default: stdout)");
-
-  bool kernels_as_json = false;
-  CLI::App* kernels = app.add_subcommand("kernels", "List the kernel registry: parameters, access modes, dtypes, tiles");
-  kernels->add_flag("--json", kernels_as_json, "JSON output (the default when stdout is not a terminal)");
-
-  std::vector<std::string> scenario_files;
-  bool validate_json = false;
-  CLI::App* validate = app.add_subcommand("validate", "Check scenario files without running them (exit 2 if invalid)");
-  validate->add_option("files", scenario_files, "scenario files (tandem.scenario/1 JSON)")->required();
-  validate->add_flag("--json", validate_json, "one JSON result per file");
-
-  tandem::cli::RunCommand run_cmd;
-  std::string run_backend;
-  std::uint64_t run_repeat = 0;
-  CLI::App* run = app.add_subcommand(
-      "run", "Run scenario files (tandem.scenario/1) and write tandem.report/1 JSON reports");
-  run->add_option("files", run_cmd.files, "scenario files")->required();
-  run->add_option("--backend", run_backend, "override the files' backend: auto, cuda or sim")
-      ->check(CLI::IsMember({"auto", "cuda", "sim"}));
-  run->add_option("--out", run_cmd.out,
-                  "report file; a folder (existing, ending in '/', or when several files run) gets "
-                  "<file stem>.report.json per scenario (made if missing). Checked before anything runs; a report "
-                  "that cannot be written after all goes to stdout. Default: JSON on stdout unless it is a terminal");
-  run->add_option("--repeat", run_repeat, "override the files' repeat count (expectations scale with it)")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}));
-  run->add_flag("--json", run_cmd.json, "print the report JSON on stdout even on a terminal");
-  run->add_flag("--quiet", run_cmd.quiet, "no progress line and no human summary");
-  run->footer(
-      "On a terminal: a progress line for long runs and a short summary per file (colour unless NO_COLOR is set).\n"
-      "Exit codes: 0 all pass, 1 a check failed or a leak/violation was found, 2 invalid scenario or command\n"
-      "line, 3 runtime or device error, 4 the requested backend (or device) is not available.");
-
+  Request q;
+  add_subcommands(app, q);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -182,24 +236,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? kExitPass : kExitUsage;
   }
   try {
-    const BackendKind kind = kBackends.at(backend);
-    if (*devices) return cmd_devices(kind, json);
-    if (*smoke) return cmd_smoke(kind, device, out);
-    if (*validate) return cmd_validate(scenario_files, validate_json);
-    if (*run) {
-      if (!run_backend.empty()) run_cmd.backend = run_backend;
-      if (run_repeat > 0) run_cmd.repeat = run_repeat;
-      return tandem::cli::run_command(run_cmd);
-    }
-    if (*kernels) {
-      const auto list = tandem::cli::kernels_json();
-      if (kernels_as_json || !isatty(STDOUT_FILENO)) {
-        std::cout << list.dump(2) << "\n";
-      } else {
-        tandem::cli::print_kernels(list);
-      }
-      return kExitPass;
-    }
+    return dispatch(q);
   } catch (const tandem::Error& e) {
     std::cerr << "tandem: " << e.what() << "\n";
     return e.code() == tandem::ErrorCode::out_of_range ? kExitUsage : kExitRuntime;
@@ -207,5 +244,4 @@ int main(int argc, char** argv) {
     std::cerr << "tandem: " << e.what() << "\n";
     return kExitRuntime;
   }
-  return kExitUsage;
 }

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tandem/scenario/executor.hpp"
+#include "exit_codes.hpp"
 #include "tandem/scenario/loader.hpp"
 
 namespace tandem::cli {
@@ -28,7 +29,6 @@ namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kExitUsage = 2;
 
 bool use_color(FILE* f) {
   const char* nc = std::getenv("NO_COLOR");
@@ -211,9 +211,9 @@ int run_command(const RunCommand& cmd) {
     scenario::RunProgress progress;
     scenario::RunOptions opt;
     if (cmd.backend) {
-      opt.backend = *cmd.backend == "cuda" ? scenario::Backend::cuda
-                    : *cmd.backend == "sim" ? scenario::Backend::sim
-                                            : scenario::Backend::automatic;
+      opt.backend = *cmd.backend == "cuda" ? BackendKind::cuda
+                    : *cmd.backend == "sim" ? BackendKind::sim
+                                            : BackendKind::automatic;
     }
     opt.repeat = cmd.repeat;
     opt.file_text = *text;
@@ -225,7 +225,7 @@ int run_command(const RunCommand& cmd) {
       ProgressLine line(sc.name.empty() ? file : sc.name, progress, !cmd.quiet && isatty(STDERR_FILENO) != 0);
       result = scenario::run(sc, opt);
     }
-    worst = std::max(worst, result.exit_code);
+    worst = std::max(worst, exit_code(result.outcome));
     if (!cmd.out.empty() && cmd.out != "-") {
       const std::string path = report_path(cmd, file);
       if (!write_report(path, result.report, why)) {

@@ -1,136 +1,64 @@
 #include "smoke.hpp"
 
-#include <chrono>
-#include <cstring>
-#include <vector>
+#include <nlohmann/json.hpp>
 
-#include "tandem/scenario/device_json.hpp"
-#include "tandem/context.hpp"
-#include "tandem/errors.hpp"
-#include "tandem/launch.hpp"
-#include "tandem/stream.hpp"
+#include "tandem/scenario/loader.hpp"
 
 namespace tandem::cli {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using json = nlohmann::ordered_json;
-
-struct Checks {
-  json list = json::array();
-  bool ok = true;
-  template <class T>
-  void add(const char* what, const T& expected, const T& actual) {
-    const bool pass = expected == actual;
-    ok = ok && pass;
-    list.push_back({{"what", what}, {"expected", expected}, {"actual", actual}, {"ok", pass}});
-  }
-};
-
-// Fills each buffer with its cycle number, reads one back, forgets the
-// futures, drops the buffers while transfers may still be in flight.
-void cycle_buffers(const Stream& s, const SmokeOptions& o, Checks& checks, std::uint64_t& submissions) {
-  std::vector<std::byte> expect(o.buffer_bytes);
-  bool contents_ok = true;
-  for (int i = 0; i < o.cycles; ++i) {
-    View buf = allocate(s, DType::u8, o.buffer_bytes);
-    std::move(memset_bytes(s, buf, static_cast<std::uint8_t>(i))).forget();
-    ++submissions;
-    if (i % 16 == 15) {
-      std::memset(expect.data(), i, expect.size());
-      contents_ok = contents_ok && read_back(s, buf) == expect;
-      ++submissions;
-    }
-  }
-  checks.add("contents after memset", true, contents_ok);
-}
-
-// Reject policy: a write on another stream to bytes an in-flight write holds
-// is refused (or, if that write already completed, accepted); once the first
-// write has retired, the same write must be accepted.
-void conflicts(const Device& dev, Checks& checks) {
-  Context reject = Context::create(dev, {ConflictPolicy::reject});
-  Stream a = Stream::create(reject), b = Stream::create(reject);
-  View buf = allocate(a, DType::u8, 4096);
-  LaunchFuture first = memset_bytes(a, buf, 1);
-  bool rejected = false;
-  try {
-    (void)memset_bytes(b, buf, 2);
-  } catch (const ConflictError&) {
-    rejected = true;
-  }
-  checks.add("conflicting write rejected unless the first had already retired", true,
-             rejected || first.done());
-  checks.add("first write retired", true, first.wait(std::chrono::seconds(30)));
-  bool accepted = true;
-  try {
-    (void)memset_bytes(b, buf, 3);
-  } catch (const Error&) {
-    accepted = false;
-  }
-  checks.add("same write accepted after retirement", true, accepted);
-  reject.wait_for_retirement(std::chrono::seconds(30));
-}
+// 64 buffers of 1 MiB filled and dropped at once; free memory back within
+// 8 MiB after retirement; then uniqueness and a conflict on two streams.
+constexpr const char* kSmoke = R"({
+  "format": "tandem.scenario/1",
+  "name": "smoke",
+  "description": "tandem smoke: buffers cycled and dropped with their fills in flight, free memory back after retirement, uniqueness of a buffer and its slice, a cross-stream write refused under the reject policy while a spin kernel holds the buffer and accepted after.",
+  "conflict_policy": "reject",
+  "streams": ["s0", "s1"],
+  "steps": [
+    {"op": "vram", "mark": true},
+    {"op": "loop", "count": 64, "steps": [
+      {"op": "alloc", "id": "buf", "dtype": "u8", "len": 1048576, "init": {"fill": 7}, "stream": "s0"},
+      {"op": "drop", "id": "buf"}
+    ]},
+    {"op": "alloc", "id": "buf", "dtype": "u8", "len": 1048576, "init": {"fill": 9}, "stream": "s0"},
+    {"op": "check", "what": "contents", "of": "buf", "equals": {"fill": 9}},
+    {"op": "drop", "id": "buf"},
+    {"op": "retire"},
+    {"op": "vram", "check": true, "tolerance_bytes": 8388608},
+    {"op": "alloc", "id": "kept", "dtype": "f32", "len": 256, "init": "zero", "stream": "s0"},
+    {"op": "check", "what": "unique", "of": "kept", "value": true},
+    {"op": "slice", "id": "half", "of": "kept", "offset": 0, "len": 128},
+    {"op": "check", "what": "unique", "of": "kept", "value": false},
+    {"op": "launch", "id": "spin", "model": "simt", "kernel": "spin", "stream": "s0", "args": {"x": "kept"}, "scalars": {"ns": 50000000}},
+    {"op": "launch", "model": "simt", "kernel": "fill", "stream": "s1", "args": {"out": "kept"}, "scalars": {"value": 2}, "expect_error": "conflict"},
+    {"op": "wait", "id": "spin"},
+    {"op": "launch", "id": "f", "model": "simt", "kernel": "fill", "stream": "s1", "args": {"out": "kept"}, "scalars": {"value": 3}},
+    {"op": "wait", "id": "f"},
+    {"op": "check", "what": "contents", "of": "kept", "equals": {"fill": 3}},
+    {"op": "drop", "id": "half"}, {"op": "drop", "id": "kept"}, {"op": "drop", "id": "spin"}, {"op": "drop", "id": "f"},
+    {"op": "retire"}
+  ]
+})";
 
 }  // namespace
 
-json run_smoke(const Device& device, const SmokeOptions& o) {
-  const auto start = Clock::now();
-  Checks checks;
-  json errors = json::array();
-  std::uint64_t submissions = 0;
-  Context ctx = Context::create(device);
-  ctx.trim();
-  const MemoryInfo baseline = ctx.memory_info();
-  MemoryInfo final_mem = baseline;
-  bool settled = false;
-  try {
-    {
-      Stream s = Stream::create(ctx);
-      cycle_buffers(s, o, checks, submissions);
-    }
-    // The baseline covers this context's pool only: measure before anything
-    // else (another context has a pool of its own) allocates.
-    settled = ctx.wait_for_retirement(std::chrono::seconds(60));
-    ctx.trim();
-    final_mem = ctx.memory_info();
-    Stream s = Stream::create(ctx);
-    View kept = allocate(s, DType::f32, 256);
-    checks.add("unique buffer is unique", true, kept.is_unique());
-    View slice = kept.slice(0, 128);
-    checks.add("sliced buffer is not unique", false, kept.is_unique());
-    conflicts(device, checks);
-  } catch (const Error& e) {
-    errors.push_back({{"code", std::string(error_code_name(e.code()))}, {"message", e.what()}});
-  }
-  settled = ctx.wait_for_retirement(std::chrono::seconds(60)) && settled;
-  const RuntimeStats st = ctx.stats();
-  const auto delta = static_cast<std::int64_t>(baseline.free_bytes) - static_cast<std::int64_t>(final_mem.free_bytes);
-  const bool vram_ok = (delta < 0 ? -delta : delta) <= static_cast<std::int64_t>(o.vram_tolerance);
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  checks.add("retirement settled", true, settled);
-  const bool pass = checks.ok && errors.empty() && vram_ok && st.live_allocations == 0 &&
-                    st.quarantined_allocations == 0 && st.foreign_owners_unreleased == 0;
-  return {{"format", "tandem.report/1"},
-          {"tool", {{"name", "tandem"}, {"version", TANDEM_VERSION}, {"git", TANDEM_GIT}}},
-          {"scenario", {{"name", "smoke"}, {"file", nullptr}}},
-          {"backend", std::string(device.platform().backend_name())},
-          {"device", scenario::device_json(device)},
-          {"status", pass ? "pass" : "fail"},
-          {"duration_s", seconds},
-          {"checks", checks.list},
-          {"errors", errors},
-          {"leaks", {{"live_allocations", st.live_allocations}, {"live_bytes", st.live_bytes},
-                     {"quarantined_allocations", st.quarantined_allocations},
-                     {"quarantined_bytes", st.quarantined_bytes},
-                     {"foreign_owners_unreleased", st.foreign_owners_unreleased}}},
-          {"uniqueness", {{"checks", st.uniqueness_checks}, {"failures", 0}}},
-          {"vram", {{"baseline_free", baseline.free_bytes}, {"final_free", final_mem.free_bytes},
-                    {"delta", delta}, {"tolerance", o.vram_tolerance}, {"ok", vram_ok}}},
-          {"throughput", {{"submissions", submissions}, {"retired", st.retired_submissions},
-                          {"submissions_per_s", seconds > 0 ? submissions / seconds : 0.0}}},
-          {"violations", json::array()}};
+std::string smoke_scenario(int device) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(kSmoke);
+  j["device"] = device;
+  return j.dump(2);
+}
+
+scenario::RunResult run_smoke(BackendKind backend, int device) {
+  const std::string text = smoke_scenario(device);
+  const scenario::Scenario sc = scenario::load_text(text, "<smoke>");
+  scenario::RunOptions opt;
+  opt.backend = backend;
+  opt.file_text = text;
+  opt.tool_version = TANDEM_VERSION;
+  opt.tool_git = TANDEM_GIT;
+  return scenario::run(sc, opt);
 }
 
 }  // namespace tandem::cli

@@ -1,24 +1,23 @@
 // smoke.hpp — `tandem smoke`: a short end-to-end exercise of the runtime on
-// one device, reported as JSON: buffers cycled with forgotten futures and
-// dropped handles, a cross-stream conflict under both policies, uniqueness
-// checks, then retirement, leak counters and the device free-memory baseline.
+// one device, run by the scenario engine from an embedded scenario (so its
+// report is an ordinary tandem.report/1): buffers cycled and dropped while
+// their fills may be in flight, a free-memory check after retirement,
+// uniqueness of a buffer and its slice, and a cross-stream conflict under
+// the reject policy (refused while a spin kernel holds the buffer,
+// accepted once it is done).
 #pragma once
 
-#include <cstdint>
-
-#include <nlohmann/json.hpp>
+#include <string>
 
 #include "tandem/device.hpp"
+#include "tandem/scenario/executor.hpp"
 
 namespace tandem::cli {
 
-struct SmokeOptions {
-  int cycles = 64;                            // buffers cycled
-  std::uint64_t buffer_bytes = 1 << 20;       // each
-  std::uint64_t vram_tolerance = 8ull << 20;  // baseline check tolerance
-};
+// The embedded scenario's text, for `device` (tandem.scenario/1).
+[[nodiscard]] std::string smoke_scenario(int device);
 
-// Returns the report; report["status"] is "pass" or "fail".
-nlohmann::ordered_json run_smoke(const Device& device, const SmokeOptions& options);
+// Runs it on `backend`.
+[[nodiscard]] scenario::RunResult run_smoke(BackendKind backend, int device);
 
 }  // namespace tandem::cli

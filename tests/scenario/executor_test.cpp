@@ -40,7 +40,7 @@ TEST(ScenarioExecutor, ReportHasEveryFieldOfTheContract) {
       {"op": "launch", "model": "simt", "kernel": "scale", "stream": "s0", "args": {"x": "a"}, "scalars": {"a": 2}},
       {"op": "check", "what": "contents", "of": "a", "equals": {"iota": {"start": 0, "step": 2}}}])");
   const ojson& j = r.report;
-  EXPECT_EQ(r.exit_code, 0) << j.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << j.dump(2);
   EXPECT_EQ(j["format"], "tandem.report/1");
   for (const char* k : {"tool", "scenario", "backend", "device", "status", "duration_s", "checks", "errors", "leaks",
                         "uniqueness", "vram", "throughput", "violations"}) {
@@ -70,7 +70,7 @@ TEST(ScenarioExecutor, TheRunUsesTheDefaultRuntimeOptionsAndReportsThem) {
       {"op": "loop", "count": 16, "steps": [
         {"op": "launch", "model": "simt", "kernel": "scale", "stream": "s0", "args": {"x": "a"}, "scalars": {"a": 2}}]}])");
   const ojson& rt = r.report["runtime"];
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   const tandem::ContextOptions defaults;
   EXPECT_EQ(rt["share_completion_events"], defaults.share_completion_events) << rt.dump();
   EXPECT_EQ(rt["conflict_policy"], "order") << rt.dump();
@@ -88,7 +88,7 @@ TEST(ScenarioExecutor, RetireLatencyIsMeasuredForEveryRetiredSubmission) {
       {"op": "launch", "model": "simt", "kernel": "spin", "stream": "s0", "args": {"x": "a"}, "scalars": {"ns": 20000000}},
       {"op": "retire"}])");
   const ojson& t = r.report["throughput"];
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   EXPECT_EQ(t["retire_latency_us"]["samples"], t["retired"]) << t.dump();
   EXPECT_GE(t["retire_latency_us"]["max"].get<double>(), 20000.0) << t.dump();
   EXPECT_GT(t["retire_latency_us"]["p50"].get<double>(), 0.0) << t.dump();
@@ -99,7 +99,7 @@ TEST(ScenarioExecutor, AFailedCheckFailsTheScenarioWithExitCode1AndTheRunContinu
       {"op": "alloc", "id": "a", "dtype": "i32", "len": 8, "init": {"fill": 3}},
       {"op": "check", "what": "contents", "of": "a", "equals": {"fill": 4}},
       {"op": "check", "what": "views", "of": "a", "value": 1}])");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.outcome, Outcome::fail);
   EXPECT_EQ(r.report["status"], "fail");
   const ojson* c = find_check(r.report, "steps[1]");
   ASSERT_NE(c, nullptr);
@@ -113,7 +113,7 @@ TEST(ScenarioExecutor, AForgottenBufferIsCaughtByTheDefaultExpect) {
   const RunResult r = run_text(R"("streams": ["s0"], "steps": [
       {"op": "alloc", "id": "a", "dtype": "f32", "len": 1024, "init": "zero"},
       {"op": "forget", "id": "a"}])");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.outcome, Outcome::fail);
   EXPECT_EQ(r.report["leaks"]["live_allocations"], 1);
   EXPECT_EQ(r.report["leaks"]["live_bytes"], 4096);
   const ojson* c = find_check(r.report, "expect.live_allocations");
@@ -126,7 +126,7 @@ TEST(ScenarioExecutor, ExpectationsArePerRepetition) {
       {"op": "alloc", "id": "a", "dtype": "u8", "len": 16, "init": "zero"},
       {"op": "forget", "id": "a"}], "expect": {"live_allocations": 1})";
   const RunResult r = run_text(body, 3);
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   EXPECT_EQ(r.report["leaks"]["live_allocations"], 3);
   EXPECT_EQ(r.report["repetitions"], 3);
 }
@@ -137,7 +137,7 @@ TEST(ScenarioExecutor, AStepErrorEndsTheBodyAndListsTheSkippedSteps) {
       {"op": "slice", "id": "s", "of": "a", "offset": 4, "len": 8},
       {"op": "drop", "id": "a"},
       {"op": "loop", "count": 2, "steps": [{"op": "sleep", "us": 1}]}])");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.outcome, Outcome::fail);
   ASSERT_EQ(r.report["errors"].size(), 1U);
   EXPECT_EQ(r.report["errors"][0]["code"], "out_of_range");
   EXPECT_EQ(r.report["errors"][0]["step"], "steps[1]");
@@ -151,7 +151,7 @@ TEST(ScenarioExecutor, ExpectErrorPassesOnlyOnThatExactCode) {
       {"op": "slice", "id": "s", "of": "a", "offset": 4, "len": 8, "expect_error": "out_of_range"},
       {"op": "slice", "id": "t", "of": "a", "offset": 4, "len": 8, "expect_error": "aliased"},
       {"op": "slice", "id": "u", "of": "a", "offset": 0, "len": 8, "expect_error": "out_of_range"}])");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.outcome, Outcome::fail);
   EXPECT_TRUE((*find_check(r.report, "steps[1]"))["ok"].get<bool>());
   EXPECT_FALSE((*find_check(r.report, "steps[2]"))["ok"].get<bool>());
   EXPECT_EQ((*find_check(r.report, "steps[3]"))["actual"], "success");
@@ -166,7 +166,7 @@ TEST(ScenarioExecutor, UnknownDroppedAndConsumedHandlesAreInvalidHandle) {
       {"op": "drop", "id": "nope", "expect_error": "invalid_handle"},
       {"op": "alloc", "id": "t", "dtype": "f32", "len": 8, "expect_error": "invalid_handle"},
       {"op": "wait", "id": "t", "expect_error": "invalid_handle"}])");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
 }
 
 TEST(ScenarioExecutor, ForgottenFutureKeepsItsBufferAliveUntilRetired) {
@@ -181,7 +181,7 @@ TEST(ScenarioExecutor, ForgottenFutureKeepsItsBufferAliveUntilRetired) {
       {"op": "check", "what": "pending", "value": 1},
       {"op": "retire"},
       {"op": "check", "what": "freed", "of": "a", "value": true}])");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   EXPECT_TRUE(r.report["violations"].empty());
 }
 
@@ -195,7 +195,7 @@ TEST(ScenarioExecutor, CompletionUnknownFaultQuarantinesTheLaunchesMemory) {
       {"op": "check", "what": "freed", "of": "a", "value": false}],
       "sim": {"faults": [{"kind": "completion_unknown", "submission": "k3"}]},
       "expect": {"quarantined_allocations": 1})");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   EXPECT_EQ(r.report["leaks"]["quarantined_allocations"], 1);
   EXPECT_EQ(r.report["leaks"]["live_allocations"], 0);
 }
@@ -206,7 +206,7 @@ TEST(ScenarioExecutor, AllocFailFaultIsOutOfMemoryOnTheNthAllocation) {
       {"op": "alloc", "id": "b", "dtype": "f32", "len": 8, "expect_error": "out_of_memory"},
       {"op": "alloc", "id": "c", "dtype": "f32", "len": 8}],
       "sim": {"faults": [{"kind": "alloc_fail", "nth": 2}]})");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
 }
 
 // `len: {"fraction_of_free": f}` (extension): floor(f x the device's free
@@ -240,7 +240,7 @@ TEST(ScenarioExecutor, FractionOfFreeLenIsOfTheFreeMemoryWhenTheRunStarted) {
       {"op": "slice", "id": "e_one", "of": "e", "offset": 0, "len": 1, "expect_error": "out_of_range"}],
       "sim": {"memory_bytes": 1048576})");
   const ojson& j = r.report;
-  EXPECT_EQ(r.exit_code, 0) << j.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << j.dump(2);
   ASSERT_EQ(j["vram"]["baseline_free"], 1048576) << "the sim's free memory at the start is the whole device";
   for (const auto& [step, figures] : std::vector<std::pair<std::string, std::string>>{
            {"steps[0]", "= 65536 x f32 (262144 bytes)"},
@@ -259,7 +259,7 @@ TEST(ScenarioExecutor, FractionOfFreeLenTakesAllTheFreeMemoryAtOne) {
       {"op": "peel", "id": "a_last", "of": "a", "index": 1048575},
       {"op": "alloc", "id": "b", "dtype": "u8", "len": 1, "init": "none", "expect_error": "out_of_memory"}],
       "sim": {"memory_bytes": 4194304})");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
 }
 
 TEST(ScenarioExecutor, RejectPolicyReportsTheConflictCode) {
@@ -269,7 +269,7 @@ TEST(ScenarioExecutor, RejectPolicyReportsTheConflictCode) {
       {"op": "launch", "model": "simt", "kernel": "spin", "stream": "s0", "args": {"x": "a"}, "scalars": {"ns": 200000000}},
       {"op": "launch", "model": "simt", "kernel": "fill", "stream": "s1", "args": {"out": "a"}, "scalars": {"value": 1},
        "expect_error": "conflict"}])");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
 }
 
 TEST(ScenarioExecutor, GraphReplayRunsTheCapturedWorkEachTimeAndTheShadowFollows) {
@@ -285,7 +285,7 @@ TEST(ScenarioExecutor, GraphReplayRunsTheCapturedWorkEachTimeAndTheShadowFollows
       {"op": "drop", "id": "g"},
       {"op": "retire"},
       {"op": "check", "what": "unique", "of": "a", "value": true}])");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   EXPECT_EQ(r.report["throughput"]["launches"], 3);
   EXPECT_EQ(r.report["uniqueness"]["failures"], 0);
   EXPECT_GE(r.report["uniqueness"]["checks"], 3);
@@ -295,7 +295,7 @@ TEST(ScenarioExecutor, ShadowIsRefusedInAScenarioWithThreads) {
   const RunResult r = run_text(R"("streams": ["s0"], "steps": [
       {"op": "alloc", "id": "a", "dtype": "f32", "len": 8, "init": "zero"}],
       "threads": {"t": [{"op": "check", "what": "contents", "of": "a", "equals": "shadow", "expect_error": "unsupported"}]})");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
 }
 
 TEST(ScenarioExecutor, ThreadsRunOnTheirOwnStreamsAndUniquenessHoldsUnderRetirement) {
@@ -313,7 +313,7 @@ TEST(ScenarioExecutor, ThreadsRunOnTheirOwnStreamsAndUniquenessHoldsUnderRetirem
           {"op": "check", "what": "unique", "of": "hi", "value": true}]}],
         "c": [{"op": "loop", "count": 100, "steps": [
           {"op": "launch", "model": "simt", "kernel": "fill", "stream": "s2", "args": {"out": "hi"}, "scalars": {"value": 5}}]}]})");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   EXPECT_EQ(r.report["uniqueness"]["checks"], 401);
   EXPECT_EQ(r.report["uniqueness"]["failures"], 0);
   EXPECT_EQ(r.report["throughput"]["launches"], 300);
@@ -328,7 +328,7 @@ TEST(ScenarioExecutor, ForeignOwnerIsReleasedOnlyAfterTheLastUse) {
       {"op": "check", "what": "owner_released", "of": "f", "value": false},
       {"op": "retire"},
       {"op": "check", "what": "owner_released", "of": "f", "value": true}])");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
 }
 
 TEST(ScenarioExecutor, VramMarkAndCheckMeasureTheDevicesFreeMemory) {
@@ -338,7 +338,7 @@ TEST(ScenarioExecutor, VramMarkAndCheckMeasureTheDevicesFreeMemory) {
       {"op": "vram", "check": true, "tolerance_bytes": 0},
       {"op": "drop", "id": "a"},
       {"op": "vram", "check": true, "tolerance_bytes": 0}])");
-  EXPECT_EQ(r.exit_code, 1) << "the first check sees 1 MiB in use";
+  EXPECT_EQ(r.outcome, Outcome::fail) << "the first check sees 1 MiB in use";
   EXPECT_FALSE((*find_check(r.report, "steps[2]"))["ok"].get<bool>());
   EXPECT_TRUE((*find_check(r.report, "steps[4]"))["ok"].get<bool>());
   EXPECT_EQ(r.report["vram"]["checked"], true);
@@ -352,7 +352,7 @@ TEST(ScenarioExecutor, ASimtKernelRefusesATensorWithUnsupported) {
        "expect_error": "unsupported"},
       {"op": "as_buffer", "id": "b", "of": "t"},
       {"op": "launch", "model": "simt", "kernel": "scale", "stream": "s0", "args": {"x": "b"}, "scalars": {"a": 1}}])");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
 }
 
 TEST(ScenarioExecutor, BackendThatIsNotAvailableExitsWith4) {
@@ -360,7 +360,7 @@ TEST(ScenarioExecutor, BackendThatIsNotAvailableExitsWith4) {
   if (Platform::cuda_available(why)) GTEST_SKIP() << "a CUDA device is present here";
   const Scenario s = load_text(R"({"format": "tandem.scenario/1", "backend": "cuda", "steps": []})", "x.json");
   const RunResult r = run(s, {});
-  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.outcome, Outcome::unavailable);
   EXPECT_EQ(r.report["status"], "error");
 }
 
@@ -413,7 +413,7 @@ TEST(ScenarioExecutor, ASimPresentsEveryDeviceTheScenarioUsesAndReportsVramPerDe
       {"op": "drop", "id": "a"},
       {"op": "vram", "check": true, "tolerance_bytes": 0}])");
   const ojson& j = r.report;
-  EXPECT_EQ(r.exit_code, 0) << j.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << j.dump(2);
   ASSERT_TRUE(j["vram"].contains("devices")) << j["vram"].dump();
   ASSERT_EQ(j["vram"]["devices"].size(), 2U);
   EXPECT_EQ(j["vram"]["devices"][0]["device"], 0);
@@ -426,7 +426,7 @@ TEST(ScenarioExecutor, ASimPresentsEveryDeviceTheScenarioUsesAndReportsVramPerDe
 
 TEST(ScenarioExecutor, OneDeviceReportsNoPerDeviceVram) {
   const RunResult r = run_text(R"("streams": ["s0"], "steps": [{"op": "vram", "mark": true}, {"op": "vram", "check": true}])");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   EXPECT_FALSE(r.report["vram"].contains("devices"));
 }
 
@@ -440,7 +440,7 @@ TEST(ScenarioExecutor, MixingDevicesIsDeviceMismatchUntilPeerAccessAllowsCopies)
       {"op": "peer_access", "devices": [0, 1]},
       {"op": "copy", "src": "a", "dst": "b", "stream": "s0"},
       {"op": "check", "what": "contents", "of": "b", "equals": {"iota": {"start": 0, "step": 1}}}])");
-  EXPECT_EQ(r.exit_code, 0) << r.report.dump(2);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   EXPECT_EQ(r.report["violations"].size(), 0U);
 }
 

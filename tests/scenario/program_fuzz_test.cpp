@@ -41,9 +41,9 @@ using test::ProgramGenerator;
 // gpu): the files' sim settings are ignored there and the shadow checks are
 // the race detector; skipped where no CUDA device exists.
 #if defined(TANDEM_PROGRAM_FUZZ_ON_GPU)
-constexpr Backend kBackend = Backend::cuda;
+constexpr BackendKind kBackend = BackendKind::cuda;
 #else
-constexpr Backend kBackend = Backend::sim;
+constexpr BackendKind kBackend = BackendKind::sim;
 #endif
 
 double fuzz_scale() {
@@ -89,14 +89,14 @@ void run_programs(const std::string& kind, int count, Make make) {
     o.file_text = text;
     o.backend = kBackend;
     const RunResult r = run(load_text(text, "program-fuzz.json"), o);
-    if (r.exit_code == 4) GTEST_SKIP() << "backend or device not available: " << r.report["errors"].dump();
-    if (r.exit_code != 0) {
+    if (r.outcome == Outcome::unavailable) GTEST_SKIP() << "backend or device not available: " << r.report["errors"].dump();
+    if (r.outcome != Outcome::pass) {
       ++failed;
       json bad = json::array();
       for (const auto& c : r.report["checks"]) {
         if (!c["ok"].get<bool>()) bad.push_back(c);
       }
-      ADD_FAILURE() << kind << " program " << seed << " exited " << r.exit_code
+      ADD_FAILURE() << kind << " program " << seed << " ended " << outcome_name(r.outcome)
                     << " (scenario: " << keep(program, kind, seed) << ")\nfailed checks: " << bad.dump()
                     << "\nerrors: " << r.report["errors"].dump() << "\nviolations: " << r.report["violations"].dump();
     }
@@ -115,13 +115,13 @@ TEST(ProgramFuzz, AnUnknownCompletionQuarantinesExactlyTheAllocationsOfItsLaunch
 #if defined(TANDEM_TEST_ASAN)
   GTEST_SKIP() << "quarantined memory is retained forever by contract, which LeakSanitizer reports";
 #endif
-  if (kBackend != Backend::sim) GTEST_SKIP() << "injected faults exist on the simulated device only";
+  if (kBackend != BackendKind::sim) GTEST_SKIP() << "injected faults exist on the simulated device only";
   run_programs("quarantine", static_cast<int>(30 * fuzz_scale()),
                [](ProgramGenerator& g) { return g.make_quarantine(steps(60)); });
 }
 
 TEST(ProgramFuzz, AFailedAllocationLeavesNothingBehindAndTheProgramRunsOn) {
-  if (kBackend != Backend::sim) GTEST_SKIP() << "injected faults exist on the simulated device only";
+  if (kBackend != BackendKind::sim) GTEST_SKIP() << "injected faults exist on the simulated device only";
   run_programs("oom", static_cast<int>(30 * fuzz_scale()), [](ProgramGenerator& g) { return g.make_oom(steps(60)); });
 }
 

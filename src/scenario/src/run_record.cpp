@@ -52,6 +52,9 @@ ojson report_json(const RunRecord& r) {
           {"runtime", r.runtime},
           {"status", r.status},
           {"duration_s", r.duration_s},
+          {"setup_s", r.setup_s},
+          {"body_s", r.body_seconds},
+          {"settle_s", r.settle_s},
           {"repetitions", r.repetitions},
           {"checks", checks},
           {"errors", errors},
@@ -67,7 +70,9 @@ ojson report_json(const RunRecord& r) {
                           {"launches_per_s", lps}, {"bytes_moved", r.bytes_moved}, {"retired", r.retired},
                           {"retire_latency_us", latency_us(r.retire_ns)}, {"submit_ns", submit}}},
           {"violations", r.violations},
-          {"notes", r.notes}};
+          {"notes", r.notes},
+          {"step_latency_ns", r.step_latency_ns},
+          {"step_notes", r.step_notes}};
 }
 
 }  // namespace tandem::scenario::detail

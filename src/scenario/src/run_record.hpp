@@ -46,6 +46,10 @@ struct RunRecord {
   // The ContextOptions the run used (extension: `runtime`).
   ojson runtime = ojson::object();
   double duration_s = 0.0;
+  // duration_s in three parts: platform, contexts, catalog and program
+  // before the first step; the bodies; waiting for retirement and measuring
+  // after the last (extension).
+  double setup_s = 0.0, settle_s = 0.0;
   std::uint64_t repetitions = 1;
   std::vector<CheckRecord> checks;
   std::vector<ErrorRecord> errors;
@@ -63,6 +67,10 @@ struct RunRecord {
   const LatencyHistogram* submit_ns = nullptr;
   const LatencyHistogram* retire_ns = nullptr;  // null when the runtime does not measure it
   ojson violations = ojson::array();
+  // Per op kind: p50/p99/max of a step's wall time in ns (extension).
+  ojson step_latency_ns = ojson::object();
+  // What `note` steps wrote (extension).
+  ojson step_notes = ojson::array();
 };
 
 [[nodiscard]] ojson report_json(const RunRecord& r);

@@ -3,7 +3,7 @@
 //   tandem::scenario::Scenario s = tandem::scenario::load("x.json");
 //   tandem::scenario::RunResult r = tandem::scenario::run(s, {});
 //   std::cout << r.report.dump(2);   // tandem.report/1 (scenario-format.md §3)
-//   return r.exit_code;              // 0 pass, 1 fail, 3 error, 4 no backend
+//   r.outcome;                       // pass, fail, error, unavailable
 //
 // The run opens its own platform (a fresh simulated device, or the CUDA
 // driver), its own context with the scenario's conflict policy and its own
@@ -13,13 +13,17 @@
 // leaks, quarantine, foreign owners, violations and uniqueness failures are
 // measured and compared with `expect`.
 //
+// The file is compiled once before it runs (handles to slots, kernels to
+// plans); the steps then run with no name look-up and no engine-wide lock.
+//
 // Blocking: the call blocks until the run is over. Never throws for
 // anything a scenario does: runtime and device errors become report
-// entries (status "error", exit code 3).
+// entries (status "error", outcome error).
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include "tandem/scenario/outcome.hpp"
 #include "tandem/scenario/run_options.hpp"
 #include "tandem/scenario/scenario.hpp"
 
@@ -27,7 +31,7 @@ namespace tandem::scenario {
 
 struct RunResult {
   nlohmann::ordered_json report;
-  int exit_code = 0;  // 0 pass, 1 fail, 3 runtime/device error, 4 backend not available
+  Outcome outcome = Outcome::pass;  // never `invalid`: a Scenario is valid
 };
 
 [[nodiscard]] RunResult run(const Scenario& scenario, const RunOptions& options);

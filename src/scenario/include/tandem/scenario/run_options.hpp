@@ -21,7 +21,7 @@ struct RunProgress {
 };
 
 struct RunOptions {
-  std::optional<Backend> backend;        // overrides the file's `backend`
+  std::optional<BackendKind> backend;    // overrides the file's `backend`
   std::optional<std::uint64_t> repeat;   // overrides the file's `repeat`
   std::string file_text;                 // the file's bytes (for scenario.sha256); may be empty
   std::string tool_version = "0";

@@ -8,12 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "tandem/context.hpp"
+#include "tandem/device.hpp"
 #include "tandem/scenario/step.hpp"
 
 namespace tandem::scenario {
-
-enum class Backend : std::uint8_t { automatic, cuda, sim };
-enum class ConflictPolicy : std::uint8_t { order, reject };
 
 struct Expectations {
   std::uint64_t live_allocations = 0, quarantined_allocations = 0,
@@ -37,7 +36,7 @@ struct Scenario {
   std::string file;         // the label given to the loader
   std::string format;       // "tandem.scenario/1"
   std::string name, description;
-  Backend backend = Backend::automatic;
+  BackendKind backend = BackendKind::automatic;
   std::uint32_t device = 0;
   ConflictPolicy conflict_policy = ConflictPolicy::order;
   std::vector<std::string> streams;

@@ -1,5 +1,5 @@
 // tandem/scenario/step.hpp — one validated step. A flat struct: `op` says
-// which fields are meaningful (see README.md for the table).
+// which fields are meaningful (the op table, `tandem ops`, lists them).
 #pragma once
 
 #include <array>
@@ -80,6 +80,9 @@ struct Step {
 
   // peer_access: the two devices (distinct)
   std::array<std::uint32_t, 2> peer_devices{};
+
+  // a text field (written into the report)
+  std::string message;
 };
 
 }  // namespace tandem::scenario

@@ -9,8 +9,7 @@
 namespace tandem::scenario {
 
 struct ValidationReport {
-  bool ok = false;
-  int exit_code = 2;  // 0 valid, 2 invalid or unreadable
+  bool ok = false;  // outcome invalid when false
   std::vector<Diagnostic> errors;
   [[nodiscard]] std::string message() const;  // one line per error
 };

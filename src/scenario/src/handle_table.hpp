@@ -1,0 +1,140 @@
+// handle_table.hpp — what a run's handle names hold, by slot, and the
+// engine's own count of what holds each allocation (the uniqueness model).
+//
+// Locks: each slot has its own mutex; the model is split in shards by
+// allocation id, each with its own mutex. No lock covers the whole table,
+// so threads on different handles never meet. A step that changes what
+// counts an allocation (a new view, a consumed one, a dropped handle) holds
+// that allocation's shard while the runtime's count and the model change,
+// so `check unique` compares like with like while other threads create and
+// drop views. Order: slots (ascending), then one shard; the releasing list
+// before any shard. A Handle is destroyed by its shared_ptr's deleter,
+// which takes its allocation's shard: no code lets go of a handle while it
+// holds a shard (victims are moved out and released after).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "handles.hpp"
+#include "program.hpp"
+#include "tandem/allocation_watch.hpp"
+
+namespace tandem::scenario::detail {
+
+class Shadow;
+
+// What a step calls the handle it looks up, for messages: "<a><b><c>"
+// (built only when the look-up fails).
+struct Role {
+  const char* a;
+  const char* b = "";
+  const char* c = "";
+};
+
+class HandleTable {
+ public:
+  HandleTable(const std::vector<std::string>& names, Shadow* shadow);
+  HandleTable(const HandleTable&) = delete;
+  HandleTable& operator=(const HandleTable&) = delete;
+  ~HandleTable();
+
+  [[nodiscard]] const std::string& name(Slot s) const noexcept { return slots_[s]->name; }
+
+  // Looks: throw Error(invalid_handle) naming the handle when the slot is
+  // empty or holds the wrong kind.
+  [[nodiscard]] std::shared_ptr<Handle> find(Slot s);
+  [[nodiscard]] std::shared_ptr<Handle> view(Slot s, Role role);
+  [[nodiscard]] Stream stream(Slot s);
+  [[nodiscard]] bool holds_stream(Slot s);
+  [[nodiscard]] LaunchFuture future(Slot s);  // "wait: 'x' is a ..., not a future"
+  [[nodiscard]] std::shared_ptr<Handle> graph(Slot s);
+  [[nodiscard]] std::optional<AllocationWatch> watch(Slot s);  // the last view named in it, if any
+  void require_free(Slot s);
+
+  // Puts: the name must be free (another thread may have taken it meanwhile).
+  void put_view(Slot s, View v);  // a new allocation's first view
+  void put_future(Slot s, LaunchFuture f);
+  void put_graph(Slot s, std::shared_ptr<GraphRecord> g);  // counts its references
+  void put_stream(Slot s, Stream st);
+
+  // A new view of `of`'s allocation, made by `make` under the locks.
+  void derive(Slot id, Slot of, const std::function<View(const View&)>& make);
+  // Consumes `from` into a new view in `id` (which may be `from`). `make`
+  // gets the model's answer to "unique?" (and whether it knows) to compare.
+  void convert(Slot id, Slot from, const std::function<View(View&&, bool known, bool unique)>& make);
+  void split(Slot of, std::array<Slot, 2> ids, std::uint64_t at);
+
+  // A replay of `g` is in flight (its references stay until it retires).
+  void add_replay(GraphRecord& g, const LaunchFuture& f);
+
+  // Removes the handle; `forget` leaks it until the run's end (a future's
+  // submission record is leaked for good).
+  void drop(Slot s, bool forget);
+  // End of a repetition: every handle goes (graphs' references per replays).
+  void clear();
+  // After the report: the forgotten handles go.
+  void release_forgotten();
+
+  // `check unique`: the runtime's answer and the model's, compared.
+  struct Uniqueness {
+    bool actual = false, model = false, known = false;
+  };
+  [[nodiscard]] Uniqueness uniqueness(Slot s, Role role);
+
+  [[nodiscard]] std::uint64_t uniqueness_checks() const noexcept { return checks_.load(); }
+  [[nodiscard]] std::uint64_t uniqueness_failures() const noexcept { return failures_.load(); }
+  void compare(bool known, bool expected, bool actual) noexcept;
+
+ private:
+  struct SlotState {
+    std::string name;
+    std::mutex mu;
+    std::shared_ptr<Handle> handle;          // guarded by mu
+    std::optional<AllocationWatch> watch;    // guarded by mu
+  };
+  struct Shard {
+    std::mutex mu;
+    std::unordered_map<std::uint64_t, AllocationModel> model;  // guarded by mu
+  };
+  // Dropped graphs with replays in flight: what the model still counts for
+  // them. Never the Graph itself (the runtime must be free to destroy it).
+  struct PendingRelease {
+    std::vector<std::uint64_t> allocations;
+    std::vector<LaunchFuture> replays;
+  };
+  class Locks;  // several slots, ascending
+
+  Shard& shard(std::uint64_t allocation) noexcept { return shards_[allocation % shards_.size()]; }
+  std::shared_ptr<Handle> wrap(std::unique_ptr<Handle> h);  // counts a view (its shard held)
+  void destroy(Handle* h) noexcept;
+  std::shared_ptr<Handle> find_locked(SlotState& s);
+  std::shared_ptr<Handle> view_locked(SlotState& s, Role role);
+  void require_free_locked(SlotState& s);
+  void insert_view_locked(SlotState& s, View v);  // slot and the view's shard held
+  void settle_graph_releases();
+  void drop_graph_ref(Shard& sh, std::uint64_t allocation);  // sh held
+  void release_graph(const GraphRecord& r);
+
+  std::vector<std::unique_ptr<SlotState>> slots_;
+  std::array<Shard, 64> shards_;
+  Shadow* shadow_;  // single-thread runs only; null when off
+  std::mutex releasing_mu_;
+  std::vector<PendingRelease> releasing_;  // guarded by releasing_mu_
+  std::atomic<std::size_t> releasing_count_{0};
+  std::mutex replays_mu_;  // every GraphRecord's replays
+  std::mutex forgotten_mu_;
+  std::vector<std::shared_ptr<Handle>> forgotten_;  // guarded by forgotten_mu_: never dropped during the run
+  std::atomic<std::uint64_t> checks_{0}, failures_{0};
+};
+
+}  // namespace tandem::scenario::detail

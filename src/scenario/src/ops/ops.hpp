@@ -1,0 +1,47 @@
+// ops/ops.hpp — the functions of the op table's rows, by family: read_*
+// checks what the shared field readers cannot, exec_* runs the op.
+#pragma once
+
+#include "../op_table.hpp"
+
+namespace tandem::scenario::detail {
+
+// ops/views.cpp: allocations, views of them and conversions.
+void exec_alloc(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_foreign(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_derive(Engine& e, const CompiledStep& s, ThreadState& t);  // slice, peel, atomic, tensor_view, as_buffer
+void exec_split(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_convert(Engine& e, const CompiledStep& s, ThreadState& t);  // to_tensor, into_buffer, reinterpret
+void exec_drop(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_forget(Engine& e, const CompiledStep& s, ThreadState& t);
+
+// ops/transfer.cpp: copies between views and the host.
+void exec_copy(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_upload(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_download(Engine& e, const CompiledStep& s, ThreadState& t);
+
+// ops/launch.cpp
+void read_launch(Reader& r, const nlohmann::json& j, const std::string& p, Step& s);
+void exec_launch(Engine& e, const CompiledStep& s, ThreadState& t);
+
+// ops/graph.cpp
+void read_replay(Reader& r, const nlohmann::json& j, const std::string& p, Step& s);
+void exec_capture(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_replay(Engine& e, const CompiledStep& s, ThreadState& t);
+
+// ops/sync.cpp: waiting, time and devices.
+void read_wait(Reader& r, const nlohmann::json& j, const std::string& p, Step& s);
+void read_peer_access(Reader& r, const nlohmann::json& j, const std::string& p, Step& s);
+void exec_wait(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_retire(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_loop(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_sleep(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_peer_access(Engine& e, const CompiledStep& s, ThreadState& t);
+
+// ops/check.cpp: checks and free memory.
+void read_check(Reader& r, const nlohmann::json& j, const std::string& p, Step& s);
+void read_vram(Reader& r, const nlohmann::json& j, const std::string& p, Step& s);
+void exec_check(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_vram(Engine& e, const CompiledStep& s, ThreadState& t);
+
+}  // namespace tandem::scenario::detail

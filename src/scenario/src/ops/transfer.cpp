@@ -1,0 +1,79 @@
+// ops/transfer.cpp — copies between views and between a view and the host.
+// In a capture they add to the graph (and its shadow effects) instead.
+#include "../element_codec.hpp"
+#include "../engine.hpp"
+#include "ops.hpp"
+#include "tandem/errors.hpp"
+#include "tandem/launch.hpp"
+
+namespace tandem::scenario::detail {
+
+namespace {
+
+void touch(ThreadState& t, const View& v) {
+  if (v.extent_bytes() > 0) t.capture->allocations.insert(v.allocation_id());
+}
+
+}  // namespace
+
+void exec_copy(Engine& e, const CompiledStep& s, ThreadState& t) {
+  e.handles.require_free(s.id);
+  const Stream stream = e.session.stream(e.handles, s);
+  const std::shared_ptr<Handle> src = e.handles.view(s.src, {"copy source"});
+  const std::shared_ptr<Handle> dst = e.handles.view(s.dst, {"copy destination"});
+  const auto t0 = Clock::now();
+  LaunchFuture f = tandem::copy(stream, src->view, dst->view);
+  e.submitted(s, t, f, 2 * src->view.extent_bytes(), Clock::now() - t0, false);
+  const ViewLayout sl = ViewLayout::of(src->view), dl = ViewLayout::of(dst->view);
+  if (!f.valid() && t.capture != nullptr) {
+    if (src->view.extent_bytes() > 0) {
+      t.capture->allocations.insert(src->view.allocation_id());
+      t.capture->allocations.insert(dst->view.allocation_id());
+    }
+    if (e.shadow_on) t.capture->record->effects.emplace_back([sl, dl](Shadow& sh) { sh.copy(sl, dl); });
+  } else if (e.shadow_on) {
+    e.shadow.copy(sl, dl);
+  }
+  e.name_future(s, std::move(f));
+}
+
+void exec_upload(Engine& e, const CompiledStep& s, ThreadState& t) {
+  const Step& st = *s.step;
+  e.handles.require_free(s.id);
+  const Stream stream = e.session.stream(e.handles, s);
+  const std::shared_ptr<Handle> h = e.handles.view(s.buf, {"upload destination"});
+  const View& v = h->view;
+  const std::uint64_t n = v.element_count();
+  if (st.init.kind == ValueForm::Kind::values && st.init.values.size() != n) {
+    throw Error(ErrorCode::out_of_range, "upload of " + std::to_string(st.init.values.size()) + " values into '" +
+                                             st.buf + "', which holds " + std::to_string(n) + " elements");
+  }
+  std::vector<std::byte> data = make_elements(v.dtype(), st.init, n);
+  const auto t0 = Clock::now();
+  LaunchFuture f = upload(stream, v, data);
+  e.submitted(s, t, f, data.size(), Clock::now() - t0, false);
+  const ViewLayout l = ViewLayout::of(v);
+  if (!f.valid() && t.capture != nullptr) {
+    touch(t, v);
+    if (e.shadow_on) {
+      auto shared = std::make_shared<const std::vector<std::byte>>(std::move(data));
+      t.capture->record->effects.emplace_back([l, shared](Shadow& sh) { sh.write(l, *shared); });
+    }
+  } else if (e.shadow_on) {
+    e.shadow.write(l, data);
+  }
+  e.name_future(s, std::move(f));
+}
+
+void exec_download(Engine& e, const CompiledStep& s, ThreadState& t) {
+  e.handles.require_free(s.id);
+  const Stream stream = e.session.stream(e.handles, s);
+  const std::shared_ptr<Handle> h = e.handles.view(s.buf, {"download source"});
+  const auto t0 = Clock::now();
+  Download d = download(stream, h->view);
+  e.submitted(s, t, d.future(), h->view.extent_bytes(), Clock::now() - t0, false);
+  if (!d.future().valid() && t.capture != nullptr) touch(t, h->view);
+  e.name_future(s, d.future());
+}
+
+}  // namespace tandem::scenario::detail

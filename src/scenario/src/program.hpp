@@ -1,0 +1,78 @@
+// program.hpp — a scenario compiled once before it runs: handle names become
+// slot indices, streams indices, launches a plan with their parameters laid
+// out and scalars packed, fault targets flags. Running a step then does no
+// string or map lookup; names are read only to build an error message.
+//
+// A compiled step is run by one host thread at a time (the thread whose
+// list holds it), so its scratch state (a launch's last resolution and
+// argument vectors) needs no lock.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "op_table.hpp"
+#include "shadow.hpp"
+#include "tandem/kernels/launch.hpp"
+#include "tandem/scenario/scenario.hpp"
+
+namespace tandem::scenario::detail {
+
+using Slot = std::uint32_t;
+inline constexpr Slot kNoSlot = std::numeric_limits<Slot>::max();
+
+struct Handle;
+
+// A launch step's kernel: the catalog's parameters, which slot each view
+// parameter reads and the packed scalars. The entry is resolved against the
+// views' shapes at run time (handles are dynamic) and kept while they repeat.
+struct LaunchPlan {
+  std::span<const kernels::ParamSpec> params;
+  std::vector<Slot> view_slots;                  // per parameter; kNoSlot for scalars
+  std::vector<kernels::Arg> args;                // scalars packed; views set per run
+  std::vector<ShadowArg> shadow_args;            // scalars set; views per run
+  std::optional<driver::Dim3> grid, block;
+  kernels::TileShape tile;
+  bool has_tile = false;
+  // Scratch of the one thread that runs the step.
+  std::vector<kernels::ArgShape> shapes;
+  std::vector<std::shared_ptr<Handle>> held;
+  std::vector<kernels::ArgShape> resolved_shapes;
+  const kernels::KernelEntry* resolved = nullptr;
+};
+
+struct CompiledStep {
+  const Step* step = nullptr;
+  const OpRow* row = nullptr;
+  Slot id = kNoSlot, of = kNoSlot, from = kNoSlot, src = kNoSlot, dst = kNoSlot, buf = kNoSlot,
+       graph = kNoSlot, a = kNoSlot, b = kNoSlot;
+  std::array<Slot, 2> ids{kNoSlot, kNoSlot};
+  Slot stream = kNoSlot;         // the stream's slot; kNoSlot = the run's private default stream
+  std::uint32_t stream_index = 0;  // per-stream bookkeeping (declared order; the default stream last)
+  int fault = -1;                // index of the completion_unknown fault aimed at this step's id
+  std::unique_ptr<LaunchPlan> launch;
+  std::vector<CompiledStep> body;  // capture, loop
+  std::unique_ptr<std::atomic<bool>> noted;  // alloc with fraction_of_free: figures written once
+};
+
+struct Program {
+  std::vector<std::string> slot_names;  // slot -> handle name
+  std::vector<Slot> stream_slots;       // declared streams, in order
+  std::vector<std::string> fault_ids;   // completion_unknown targets, by fault index
+  std::vector<CompiledStep> steps;
+  std::vector<std::pair<std::string, std::vector<CompiledStep>>> threads;  // by name, sorted
+  [[nodiscard]] std::size_t stream_count() const noexcept { return stream_slots.size() + 1; }  // + default
+};
+
+// Never fails on a validated scenario (the loader checked every name a
+// step uses; kernels are resolved by name here, by shapes at run time).
+[[nodiscard]] Program compile(const Scenario& sc);
+
+}  // namespace tandem::scenario::detail

@@ -1,0 +1,94 @@
+// recorder.hpp — what a run observes: checks, errors, counters and
+// latencies, gathered per host thread and merged into the report.
+//
+// Each scenario thread writes only its own ThreadRecord (no lock: checks,
+// errors and histograms of a busy thread never meet another thread's); the
+// engine merges them after every repetition, in a fixed order (the main
+// steps, then the threads by name). Counters are single-writer atomics, so
+// a `note` step may read every thread's figures while they run. What is
+// rare (notes, vram marks, the run's own figures) goes through one mutex.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "run_record.hpp"
+#include "tandem/latency_histogram.hpp"
+#include "tandem/scenario/run_options.hpp"
+#include "tandem/scenario/step.hpp"
+
+namespace tandem::scenario::detail {
+
+// A counter one thread writes and any thread may read.
+class Counter {
+ public:
+  void add(std::uint64_t n) noexcept { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> v_{0};
+};
+
+struct ThreadRecord {
+  explicit ThreadRecord(std::size_t ops) : step_ns(ops) {}
+
+  std::vector<CheckRecord> checks;
+  std::vector<ErrorRecord> errors;
+  std::vector<std::string> skipped;
+  Counter submissions, launches, bytes_moved, checks_done, errors_seen;
+  LatencyHistogram submit_ns;
+  std::vector<std::unique_ptr<LatencyHistogram>> step_ns;  // per op, made on its first step
+
+  void step_took(Op op, std::uint64_t ns) {
+    auto& h = step_ns[static_cast<std::size_t>(op)];
+    if (!h) h = std::make_unique<LatencyHistogram>();
+    h->record(ns);
+  }
+};
+
+class Recorder {
+ public:
+  // `ops`: how many op kinds there are (the op table's rows).
+  Recorder(RunProgress* progress, std::size_t ops)
+      : progress_(progress), ops_(ops), step_ns_(std::make_unique<LatencyHistogram[]>(ops)) {}
+
+  // The records of the threads that run steps: the main one first.
+  ThreadRecord& add_thread();
+  [[nodiscard]] const std::vector<std::unique_ptr<ThreadRecord>>& threads() const noexcept { return threads_; }
+
+  void check(ThreadRecord& t, const Step& st, const char* what, ojson expected, ojson actual, bool ok);
+  void error(ThreadRecord& t, const Step& st, std::string code, std::string message, std::uint64_t repetition);
+  void step_done() noexcept;
+  void note(std::string text);
+  // A step writes its message and the counters summed over the threads now.
+  void step_note(const Step& st, std::uint64_t repetition, ojson counters);
+  [[nodiscard]] ojson counters() const;  // submissions, launches, bytes_moved, checks, errors so far
+
+  // After each repetition: the threads' checks, errors and skipped steps
+  // move into the run record, in thread order.
+  void merge_repetition();
+
+  // The run record, for the engine's own writes (setup, vram, the end).
+  // Callers hold lock() when threads may be running.
+  [[nodiscard]] std::unique_lock<std::mutex> lock() { return std::unique_lock(mu_); }
+  RunRecord& run() noexcept { return rec_; }
+
+  // The report: the threads' counters and histograms summed in.
+  [[nodiscard]] ojson report(const LatencyHistogram* retire_ns);
+
+ private:
+  RunProgress* progress_;
+  std::size_t ops_;
+  std::vector<std::unique_ptr<ThreadRecord>> threads_;
+  std::mutex mu_;
+  RunRecord rec_;  // guarded by mu_ while threads run
+  LatencyHistogram submit_ns_;
+  std::unique_ptr<LatencyHistogram[]> step_ns_;  // per op
+};
+
+}  // namespace tandem::scenario::detail
