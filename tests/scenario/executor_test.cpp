@@ -12,6 +12,7 @@
 #include "tandem/device.hpp"
 #include "tandem/scenario/executor.hpp"
 #include "tandem/scenario/loader.hpp"
+#include "tandem/scenario/validation_report.hpp"
 
 namespace tandem::scenario {
 namespace {
@@ -442,6 +443,46 @@ TEST(ScenarioExecutor, MixingDevicesIsDeviceMismatchUntilPeerAccessAllowsCopies)
       {"op": "check", "what": "contents", "of": "b", "equals": {"iota": {"start": 0, "step": 1}}}])");
   EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   EXPECT_EQ(r.report["violations"].size(), 0U);
+}
+
+}  // namespace
+}  // namespace tandem::scenario
+
+namespace tandem::scenario {
+namespace {
+
+// The op added as one table row plus one function: the message and the
+// counters of that moment reach the report, in step order.
+TEST(ScenarioNote, ANoteWritesItsMessageAndTheCountersAtThatMoment) {
+  const RunResult r = run_text(R"("streams": ["s0"], "steps": [
+      {"op": "note", "message": "before"},
+      {"op": "alloc", "id": "x", "dtype": "f32", "len": 64, "init": "zero"},
+      {"op": "launch", "model": "simt", "kernel": "fill", "stream": "s0", "args": {"out": "x"}, "scalars": {"value": 1}},
+      {"op": "note", "message": "after"},
+      {"op": "drop", "id": "x"}])");
+  ASSERT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
+  const ojson& notes = r.report["step_notes"];
+  ASSERT_EQ(notes.size(), 2U) << r.report.dump(2);
+  EXPECT_EQ(notes[0]["message"], "before");
+  EXPECT_EQ(notes[0]["step"], "steps[0]");
+  EXPECT_EQ(notes[0]["counters"]["launches"], 0);
+  EXPECT_EQ(notes[0]["counters"]["live_allocations"], 0);
+  EXPECT_EQ(notes[1]["message"], "after");
+  EXPECT_EQ(notes[1]["counters"]["launches"], 1);
+  EXPECT_EQ(notes[1]["counters"]["submissions"], 2);  // the zero init and the launch
+  EXPECT_EQ(notes[1]["counters"]["live_allocations"], 1);
+  EXPECT_EQ(notes[1]["repetition"], 1);
+}
+
+TEST(ScenarioNote, ANoteWithoutAStringMessageIsRejectedByTheLoader) {
+  const ValidationReport v = validate_text(
+      R"({"format": "tandem.scenario/1", "steps": [{"op": "note"}, {"op": "note", "message": 3}]})", "n.json");
+  ASSERT_FALSE(v.ok);
+  ASSERT_EQ(v.errors.size(), 2U) << v.message();
+  EXPECT_EQ(v.errors[0].path, "steps[0].message");
+  EXPECT_NE(v.errors[0].message.find("missing required field 'message' for op 'note'"), std::string::npos);
+  EXPECT_EQ(v.errors[1].path, "steps[1].message");
+  EXPECT_NE(v.errors[1].message.find("expected a string"), std::string::npos);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "scenario/scenario_test_util.hpp"
 #include "tandem/scenario/loader.hpp"
+#include "tandem/scenario/op_list.hpp"
 #include "tandem/scenario/validation_report.hpp"
 
 namespace ts = tandem::scenario;
@@ -203,6 +204,47 @@ TEST(ScenarioLoader, StreamsMayNameTheirDeviceAndPlainNamesKeepTheScenarioDevice
   EXPECT_EQ(one.stream_devices.at("a"), 3u);
   EXPECT_EQ(one.stream_devices.at("b"), 0u);
   EXPECT_EQ(one.devices, (std::set<std::uint32_t>{0, 3, 5}));
+}
+
+}  // namespace
+
+namespace {
+
+// The op table is what the loader reads: every row's op is accepted, its
+// required fields are demanded and exactly its fields are allowed.
+TEST(ScenarioOpTable, TheLoaderAcceptsExactlyTheTablesOpsAndFields) {
+  const nlohmann::ordered_json ops = ts::op_list_json();
+  ASSERT_GE(ops.size(), 27U);
+  for (const auto& op : ops) {
+    const std::string name = op["op"];
+    SCOPED_TRACE(name);
+    nlohmann::json doc = {{"format", "tandem.scenario/1"}, {"steps", {{{"op", name}, {"zzz", 1}}}}};
+    const ts::ValidationReport v = ts::validate_text(doc.dump(), "t.json");
+    ASSERT_FALSE(v.ok);
+    std::string expected = "; expected op, expect_error";
+    std::size_t required = 0;
+    for (const auto& f : op["fields"]) {
+      expected += ", " + f["name"].get<std::string>();
+      if (!f["required"].get<bool>()) continue;
+      ++required;
+      const std::string want = "missing required field '" + f["name"].get<std::string>() + "' for op '" + name + "'";
+      bool found = false;
+      for (const auto& d : v.errors) found = found || d.message == want;
+      EXPECT_TRUE(found) << want << "\n" << v.message();
+    }
+    ASSERT_GE(v.errors.size(), 1 + required) << v.message();
+    EXPECT_EQ(v.errors[0].path, "steps[0].zzz");
+    EXPECT_EQ(v.errors[0].message, "unknown field 'zzz' for op '" + name + "'" + expected) << v.message();
+  }
+}
+
+TEST(ScenarioOpTable, AnUnknownOpListsEveryRowOfTheTable) {
+  const ts::ValidationReport v =
+      ts::validate_text(R"({"format": "tandem.scenario/1", "steps": [{"op": "qqqqqqqq"}]})", "t.json");
+  ASSERT_EQ(v.errors.size(), 1U);
+  std::string names;
+  for (const auto& op : ts::op_list_json()) names += (names.empty() ? "" : ", ") + op["op"].get<std::string>();
+  EXPECT_EQ(v.errors[0].message, "unknown op 'qqqqqqqq'; expected one of " + names);
 }
 
 }  // namespace

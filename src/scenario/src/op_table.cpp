@@ -83,6 +83,7 @@ constexpr std::array loop_fields{
     FieldSpec{"count", K::count, true, "iterations"}, steps};
 constexpr std::array sleep_fields{FieldSpec{"us", K::count, true, "microseconds"}};
 constexpr std::array peer_fields{FieldSpec{"devices", K::own, true, "two device ordinals"}};
+constexpr std::array note_fields{FieldSpec{"message", K::text, true, "written into the report"}};
 
 constexpr OpRow kRows[] = {
     {Op::alloc, "alloc", "views", alloc_fields, nullptr, exec_alloc, "allocate a buffer from the runtime's pool"},
@@ -117,6 +118,8 @@ constexpr OpRow kRows[] = {
     {Op::sleep, "sleep", "sync", sleep_fields, nullptr, exec_sleep, "sleep on the host"},
     {Op::peer_access, "peer_access", "sync", peer_fields, read_peer_access, exec_peer_access,
      "enable peer access between two devices"},
+    {Op::note, "note", "check", note_fields, nullptr, exec_note,
+     "write a message and the counters at this moment into the report"},
 };
 
 constexpr bool rows_in_op_order() {

@@ -257,4 +257,15 @@ void exec_vram(Engine& e, const CompiledStep& s, ThreadState& t) {
   }
 }
 
+// {"op": "note", "message": m}: m and the counters at this moment (summed
+// over the threads, and the runtime's live and pending figures).
+void exec_note(Engine& e, const CompiledStep& s, ThreadState&) {
+  ojson counters = e.recorder.counters();
+  const RuntimeStats stats = e.session.total_stats();
+  counters["live_allocations"] = stats.live_allocations;
+  counters["live_bytes"] = stats.live_bytes;
+  counters["pending_submissions"] = stats.pending_submissions;
+  e.recorder.step_note(*s.step, e.repetition(), std::move(counters));
+}
+
 }  // namespace tandem::scenario::detail

@@ -43,5 +43,6 @@ void read_check(Reader& r, const nlohmann::json& j, const std::string& p, Step& 
 void read_vram(Reader& r, const nlohmann::json& j, const std::string& p, Step& s);
 void exec_check(Engine& e, const CompiledStep& s, ThreadState& t);
 void exec_vram(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_note(Engine& e, const CompiledStep& s, ThreadState& t);
 
 }  // namespace tandem::scenario::detail

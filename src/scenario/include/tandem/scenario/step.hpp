@@ -19,7 +19,7 @@ namespace tandem::scenario {
 enum class Op : std::uint8_t {
   alloc, foreign, slice, split, peel, atomic, to_tensor, tensor_view, as_buffer, into_buffer,
   reinterpret, launch, copy, upload, download, capture, replay, drop, forget, wait, retire,
-  check, vram, loop, sleep, peer_access,
+  check, vram, loop, sleep, peer_access, note,
 };
 
 enum class CheckWhat : std::uint8_t {
