@@ -25,7 +25,10 @@
 #include "sim_memory.hpp"
 #include "sim_ops.hpp"
 #include "sim_stream.hpp"
-#include "sim_sync.hpp"
+#include "tandem/base/guard.hpp"
+#include "tandem/base/lock.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/thread_annotations.hpp"
 #include "sim_text.hpp"
 
 namespace tandem::driver {
@@ -42,7 +45,7 @@ const char* violation_kind_name(Violation::Kind k) noexcept {
 
 namespace {
 
-using sim::Lock;
+using base::Lock;
 
 constexpr int kMultiprocessors = 132;  // an H100/H200-sized device
 constexpr std::uint32_t kMaxThreadsPerBlock = 1024;
@@ -99,12 +102,12 @@ struct SimBackend::Impl {
 
   // Handle lookups: ok, or a failure naming the handle and why it is bad.
   Result check_ordinal(const char* api, int ordinal) const;
-  Result find_context(const char* api, ContextHandle h, int& device) SIM_EXCLUDES(mu);
-  Result find_stream(const char* api, StreamHandle h, std::shared_ptr<sim::Stream>& out) SIM_EXCLUDES(mu);
-  std::shared_ptr<sim::Stream> live_stream(StreamHandle h) SIM_EXCLUDES(mu);  // null if not
-  Result find_event(const char* api, EventHandle h, std::shared_ptr<sim::Event>& out) SIM_EXCLUDES(mu);
-  Result find_pool(const char* api, PoolHandle h, Pool& out) SIM_EXCLUDES(mu);
-  Result find_graph(const char* api, GraphHandle h, std::shared_ptr<const Graph>& out) SIM_EXCLUDES(mu);
+  Result find_context(const char* api, ContextHandle h, int& device) TANDEM_EXCLUDES(mu);
+  Result find_stream(const char* api, StreamHandle h, std::shared_ptr<sim::Stream>& out) TANDEM_EXCLUDES(mu);
+  std::shared_ptr<sim::Stream> live_stream(StreamHandle h) TANDEM_EXCLUDES(mu);  // null if not
+  Result find_event(const char* api, EventHandle h, std::shared_ptr<sim::Event>& out) TANDEM_EXCLUDES(mu);
+  Result find_pool(const char* api, PoolHandle h, Pool& out) TANDEM_EXCLUDES(mu);
+  Result find_graph(const char* api, GraphHandle h, std::shared_ptr<const Graph>& out) TANDEM_EXCLUDES(mu);
   // The common prefix of stream calls: a live context and a live stream.
   Result find_context_stream(const char* api, ContextHandle ctx, StreamHandle s,
                              std::shared_ptr<sim::Stream>& out);
@@ -112,11 +115,11 @@ struct SimBackend::Impl {
   Result allocate(const char* api, const sim::AllocRequest& request, DevicePtr& out);
   // Why work on a stream of context `ctx` (device `device`) may not touch
   // the live block containing `ptr`, or empty (same device, or peer access).
-  std::string peer_problem(ContextHandle ctx, int device, DevicePtr ptr) SIM_EXCLUDES(mu);
+  std::string peer_problem(ContextHandle ctx, int device, DevicePtr ptr) TANDEM_EXCLUDES(mu);
   Result submit(const char* api, ContextHandle ctx, StreamHandle s, sim::Command command);
   Result event_result(const char* api, const sim::EventState& state) const;
   // Joins the workers of destroyed streams that have drained their queues.
-  void reap_finished_workers() SIM_EXCLUDES(mu);
+  void reap_finished_workers() TANDEM_EXCLUDES(mu);
 
   const SimConfig config;
   const std::uint64_t instance;
@@ -127,23 +130,23 @@ struct SimBackend::Impl {
 
   // Handle registry. Handles are pointers to these objects; the maps decide
   // whether a handle is live.
-  mutable sim::Mutex mu;
+  mutable base::Mutex mu;
   std::vector<std::unique_ptr<Context>> primaries;  // one per device, immutable
-  std::vector<int> primary_refs SIM_GUARDED_BY(mu);
-  std::unordered_map<const void*, std::unique_ptr<Context>> contexts SIM_GUARDED_BY(mu);
-  std::unordered_map<const void*, std::shared_ptr<sim::Stream>> streams SIM_GUARDED_BY(mu);
+  std::vector<int> primary_refs TANDEM_GUARDED_BY(mu);
+  std::unordered_map<const void*, std::unique_ptr<Context>> contexts TANDEM_GUARDED_BY(mu);
+  std::unordered_map<const void*, std::shared_ptr<sim::Stream>> streams TANDEM_GUARDED_BY(mu);
   // Destroyed streams whose worker may still be draining; joined lazily.
-  std::vector<std::shared_ptr<sim::Stream>> retired SIM_GUARDED_BY(mu);
-  std::unordered_map<const void*, std::shared_ptr<sim::Event>> event_table SIM_GUARDED_BY(mu);
-  std::unordered_map<const void*, std::unique_ptr<Pool>> pools SIM_GUARDED_BY(mu);
-  std::unordered_map<const void*, std::shared_ptr<const Graph>> graphs SIM_GUARDED_BY(mu);
-  std::uint64_t next_stream_id SIM_GUARDED_BY(mu) = 1;
-  std::uint64_t next_pool_id SIM_GUARDED_BY(mu) = 1;
+  std::vector<std::shared_ptr<sim::Stream>> retired TANDEM_GUARDED_BY(mu);
+  std::unordered_map<const void*, std::shared_ptr<sim::Event>> event_table TANDEM_GUARDED_BY(mu);
+  std::unordered_map<const void*, std::unique_ptr<Pool>> pools TANDEM_GUARDED_BY(mu);
+  std::unordered_map<const void*, std::shared_ptr<const Graph>> graphs TANDEM_GUARDED_BY(mu);
+  std::uint64_t next_stream_id TANDEM_GUARDED_BY(mu) = 1;
+  std::uint64_t next_pool_id TANDEM_GUARDED_BY(mu) = 1;
   // (context, peer device) pairs with peer access enabled (contexts never
   // lose it: a destroyed context's pairs are dropped with it).
-  std::vector<std::pair<const void*, int>> peer_enabled SIM_GUARDED_BY(mu);
+  std::vector<std::pair<const void*, int>> peer_enabled TANDEM_GUARDED_BY(mu);
   // (pool's device, peer device) pairs whose pool memory the peer may use.
-  std::vector<std::pair<int, int>> pool_grants SIM_GUARDED_BY(mu);  // 0 is sim::kHostStream
+  std::vector<std::pair<int, int>> pool_grants TANDEM_GUARDED_BY(mu);  // 0 is sim::kHostStream
 };
 
 SimBackend::Impl::Impl(SimConfig cfg)
@@ -154,14 +157,14 @@ SimBackend::Impl::Impl(SimConfig cfg)
   for (int d = 0; d < devices; ++d) {
     primaries.push_back(std::make_unique<Context>(Context{d, true}));
   }
-  Lock lock(mu);
+  base::Lock lock(mu);
   primary_refs.assign(static_cast<std::size_t>(devices), 0);
 }
 
 SimBackend::Impl::~Impl() {
   std::vector<std::shared_ptr<sim::Stream>> all;
   {
-    Lock lock(mu);
+    base::Lock lock(mu);
     for (auto& entry : streams) {
       all.push_back(std::move(entry.second));
     }
@@ -200,7 +203,7 @@ Result SimBackend::Impl::find_context(const char* api, ContextHandle h, int& dev
   if (!h) {
     return fail(api, Status::invalid_handle, "no context given (null handle)");
   }
-  Lock lock(mu);
+  base::Lock lock(mu);
   for (const auto& p : primaries) {
     if (p.get() != h.raw) {
       continue;
@@ -222,7 +225,7 @@ Result SimBackend::Impl::find_context(const char* api, ContextHandle h, int& dev
 }
 
 std::shared_ptr<sim::Stream> SimBackend::Impl::live_stream(StreamHandle h) {
-  Lock lock(mu);
+  base::Lock lock(mu);
   auto it = streams.find(h.raw);
   return it == streams.end() ? nullptr : it->second;
 }
@@ -240,7 +243,7 @@ Result SimBackend::Impl::find_stream(const char* api, StreamHandle h, std::share
 }
 
 Result SimBackend::Impl::find_event(const char* api, EventHandle h, std::shared_ptr<sim::Event>& out) {
-  Lock lock(mu);
+  base::Lock lock(mu);
   auto it = event_table.find(h.raw);
   if (it == event_table.end()) {
     return not_live(api, "event", h.raw);
@@ -250,7 +253,7 @@ Result SimBackend::Impl::find_event(const char* api, EventHandle h, std::shared_
 }
 
 Result SimBackend::Impl::find_pool(const char* api, PoolHandle h, Pool& out) {
-  Lock lock(mu);
+  base::Lock lock(mu);
   auto it = pools.find(h.raw);
   if (it == pools.end()) {
     return not_live(api, "pool", h.raw);
@@ -260,7 +263,7 @@ Result SimBackend::Impl::find_pool(const char* api, PoolHandle h, Pool& out) {
 }
 
 Result SimBackend::Impl::find_graph(const char* api, GraphHandle h, std::shared_ptr<const Graph>& out) {
-  Lock lock(mu);
+  base::Lock lock(mu);
   auto it = graphs.find(h.raw);
   if (it == graphs.end()) {
     return not_live(api, "graph", h.raw);
@@ -293,7 +296,7 @@ std::string SimBackend::Impl::peer_problem(ContextHandle ctx, int device, Device
   if (!memory.owner_of(ptr, owner, pooled) || owner == device) {
     return {};  // a dead address is the executor's use_after_free to report
   }
-  Lock lock(mu);
+  base::Lock lock(mu);
   const bool enabled = std::find(peer_enabled.begin(), peer_enabled.end(),
                                  std::make_pair(static_cast<const void*>(ctx.raw), owner)) != peer_enabled.end();
   if (!enabled) {
@@ -342,7 +345,7 @@ Result SimBackend::Impl::event_result(const char* api, const sim::EventState& st
 void SimBackend::Impl::reap_finished_workers() {
   std::vector<std::shared_ptr<sim::Stream>> finished;
   {
-    Lock lock(mu);
+    base::Lock lock(mu);
     auto first_done =
         std::partition(retired.begin(), retired.end(), [](const auto& s) { return !s->finished(); });
     std::move(first_done, retired.end(), std::back_inserter(finished));
@@ -358,6 +361,8 @@ void SimBackend::Impl::reap_finished_workers() {
 SimBackend::SimBackend(SimConfig config) : impl_(std::make_unique<Impl>(config)) {}
 
 SimBackend::~SimBackend() = default;
+
+std::unique_ptr<Backend> make_sim_backend(const SimConfig& config) { return std::make_unique<SimBackend>(config); }
 
 std::string SimBackend::driver_version() const { return "tandem-sim 1"; }
 
@@ -408,7 +413,7 @@ Result SimBackend::primary_context_retain(int ordinal, ContextHandle& out) noexc
     return r;
   }
   const auto d = static_cast<std::size_t>(ordinal);
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   ++impl_->primary_refs[d];
   out.raw = impl_->primaries[d].get();
   return succeeded(api);
@@ -420,7 +425,7 @@ Result SimBackend::primary_context_release(int ordinal) noexcept {
     return r;
   }
   const auto d = static_cast<std::size_t>(ordinal);
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   if (impl_->primary_refs[d] == 0) {
     return fail(api, Status::invalid_value,
                 "the primary context of device " + std::to_string(ordinal) +
@@ -437,14 +442,14 @@ Result SimBackend::context_create(int ordinal, ContextHandle& out) noexcept {
   }
   auto ctx = std::make_unique<Context>(Context{ordinal, false});
   out.raw = ctx.get();
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   impl_->contexts.emplace(ctx.get(), std::move(ctx));
   return succeeded(api);
 }
 
 Result SimBackend::context_destroy(ContextHandle ctx) noexcept {
   constexpr const char* api = "context_destroy";
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   for (const auto& p : impl_->primaries) {
     if (p.get() == ctx.raw) {
       return fail(api, Status::invalid_value,
@@ -499,7 +504,7 @@ Result SimBackend::context_enable_peer_access(ContextHandle ctx, ContextHandle p
                 "device " + std::to_string(device) + " cannot access device " + std::to_string(peer_device) +
                     " (SimConfig::peer_capable is false)");
   }
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   const auto pair = std::make_pair(static_cast<const void*>(ctx.raw), peer_device);
   if (std::find(impl_->peer_enabled.begin(), impl_->peer_enabled.end(), pair) == impl_->peer_enabled.end()) {
     impl_->peer_enabled.push_back(pair);  // already enabled is ok, as the cuda backend treats it
@@ -520,7 +525,7 @@ Result SimBackend::pool_grant_access(ContextHandle ctx, PoolHandle p, int peer) 
   if (Result r = impl_->find_pool(api, p, pool); !r.ok()) {
     return r;
   }
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   const auto pair = std::make_pair(pool.device, peer);
   if (peer != pool.device &&
       std::find(impl_->pool_grants.begin(), impl_->pool_grants.end(), pair) == impl_->pool_grants.end()) {
@@ -540,7 +545,7 @@ Result SimBackend::stream_create(ContextHandle ctx, StreamHandle& out) noexcept 
   impl_->reap_finished_workers();
   std::uint64_t id = 0;
   {
-    Lock lock(impl_->mu);
+    base::Lock lock(impl_->mu);
     id = impl_->next_stream_id++;
   }
   auto stream = std::make_shared<sim::Stream>(id, device, impl_->executor, impl_->events);
@@ -551,7 +556,7 @@ Result SimBackend::stream_create(ContextHandle ctx, StreamHandle& out) noexcept 
                 "could not start a worker thread for a new stream: " + std::string(e.what()));
   }
   out.raw = stream.get();
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   impl_->streams.emplace(stream.get(), std::move(stream));
   return succeeded(api);
 }
@@ -564,7 +569,7 @@ Result SimBackend::stream_destroy(ContextHandle ctx, StreamHandle s) noexcept {
   }
   std::shared_ptr<sim::Stream> stream;
   {
-    Lock lock(impl_->mu);
+    base::Lock lock(impl_->mu);
     auto it = impl_->streams.find(s.raw);
     if (it == impl_->streams.end()) {
       return not_live(api, "stream", s.raw);
@@ -580,7 +585,7 @@ Result SimBackend::stream_destroy(ContextHandle ctx, StreamHandle s) noexcept {
     // there) would never reap it, leaving a finished thread unjoined.
     stream->join();
   } else {
-    Lock lock(impl_->mu);
+    base::Lock lock(impl_->mu);
     impl_->retired.push_back(std::move(stream));
   }
   impl_->reap_finished_workers();
@@ -623,7 +628,7 @@ Result SimBackend::event_create(ContextHandle ctx, EventHandle& out) noexcept {
   }
   auto event = std::make_shared<sim::Event>();
   out.raw = event.get();
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   impl_->event_table.emplace(event.get(), std::move(event));
   return succeeded(api);
 }
@@ -634,7 +639,7 @@ Result SimBackend::event_destroy(ContextHandle ctx, EventHandle e) noexcept {
   if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
     return r;
   }
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   // Queued records and waits hold their own references: destroying an event
   // with pending work is fine, as in CUDA.
   if (impl_->event_table.erase(e.raw) == 0) {
@@ -695,7 +700,7 @@ Result SimBackend::pool_create(ContextHandle ctx, PoolHandle& out) noexcept {
   if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
     return r;
   }
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   auto pool = std::make_unique<Pool>(Pool{device, impl_->next_pool_id++});
   out.raw = pool.get();
   impl_->pools.emplace(pool.get(), std::move(pool));
@@ -708,7 +713,7 @@ Result SimBackend::pool_destroy(ContextHandle ctx, PoolHandle p) noexcept {
   if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
     return r;
   }
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   if (impl_->pools.erase(p.raw) == 0) {
     return not_live(api, "pool", p.raw);
   }
@@ -977,7 +982,7 @@ Result SimBackend::capture_end(ContextHandle ctx, StreamHandle s, GraphHandle& o
                 sim::stream_name(stream->id()) + " is not capturing (no capture_begin)");
   }
   out.raw = graph.get();
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   impl_->graphs.emplace(graph.get(), std::move(graph));
   return succeeded(api);
 }
@@ -1003,7 +1008,7 @@ Result SimBackend::graph_destroy(ContextHandle ctx, GraphHandle g) noexcept {
   if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
     return r;
   }
-  Lock lock(impl_->mu);
+  base::Lock lock(impl_->mu);
   if (impl_->graphs.erase(g.raw) == 0) {
     return not_live(api, "graph", g.raw);
   }

@@ -125,7 +125,7 @@ void Retirement::at_exit() noexcept {
 
 void Retirement::add_stream(StreamState* s) {
   {
-    Guard g(mu_);
+    base::Guard g(mu_);
     streams_.push_back(s);
     ++generation_;
   }
@@ -135,19 +135,19 @@ void Retirement::add_stream(StreamState* s) {
 
 void Retirement::wake() noexcept {
   {
-    Guard g(mu_);
+    base::Guard g(mu_);
     wake_ = true;
   }
   cv_.notify_one();
 }
 
 void Retirement::notify_waiters() {
-  { Guard g(settled_mu_); }
+  { base::Guard g(settled_mu_); }
   settled_cv_.notify_all();
 }
 
 void Retirement::snapshot(std::vector<StreamState*>& out) {
-  Guard g(mu_);
+  base::Guard g(mu_);
   if (generation_ == seen_generation_ && !out.empty()) return;
   out = streams_;
   seen_generation_ = generation_;
@@ -282,14 +282,14 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
       }
       const std::uint64_t id = s->id;
       {
-        Guard g(mu_);
+        base::Guard g(mu_);
         std::erase(streams_, s);
         destroying_.push_back(id);
         ++generation_;
       }
       s->destroy();
       {
-        Guard g(mu_);
+        base::Guard g(mu_);
         std::erase(destroying_, id);
       }
       destroyed = true;
@@ -592,7 +592,7 @@ void Retirement::untrack_leases(Submission& sub) {
     if (!l.is_tracked()) continue;
     std::uint32_t counts = 0;
     {
-      Guard g(l.alloc->tracker_lock);
+      base::Guard g(l.alloc->tracker_lock);
       auto& held = l.alloc->leases;
       for (std::size_t i = 0; i < held.size(); ++i) {
         if (held[i] == &l) {
@@ -807,7 +807,7 @@ bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time
   // not referenced here, which would keep them alive.
   std::vector<std::uint64_t> dropped;
   {
-    Guard g(mu_);
+    base::Guard g(mu_);
     for (StreamState* s : streams_) {
       if (ctx && s->ctx != ctx) continue;
       if (platform && s->ctx->platform != platform) continue;
@@ -826,7 +826,7 @@ bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time
     }
   }
   const auto gone = [&] {
-    Guard g(mu_);
+    base::Guard g(mu_);
     const auto listed = [&](std::uint64_t id) { return std::find(dropped.begin(), dropped.end(), id) != dropped.end(); };
     return std::none_of(streams_.begin(), streams_.end(), [&](const StreamState* s) { return listed(s->id); }) &&
            std::none_of(destroying_.begin(), destroying_.end(), listed);

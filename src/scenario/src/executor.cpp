@@ -31,7 +31,7 @@
 #include "tandem/allocation_watch.hpp"
 #include "tandem/context.hpp"
 #include "tandem/device.hpp"
-#include "tandem/driver/sim_backend.hpp"
+#include "tandem/testing/sim.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/kernels/launch.hpp"
 #include "tandem/launch.hpp"
@@ -1214,7 +1214,7 @@ bool Executor::open_backend(RunResult& out) {
   }
   device_ = platform_->device(static_cast<int>(sc_.device));
   rec_.device = device_json(*device_);
-  sim_ = platform_->sim_backend();
+  sim_ = testing::sim_backend(*platform_);
   if (!sim_ && (!sc_.sim.faults.empty() || !sc_.sim.stream_delay_us.empty())) {
     rec_.notes.push_back("the scenario's sim settings (faults, stream delays) are ignored on backend '" + rec_.backend + "'");
   }

@@ -1,0 +1,41 @@
+// tandem/testing/sim.hpp: the sim's controls and foreign memory, for tests,
+// benchmarks and the scenario engine.
+#include "tandem/testing/sim.hpp"
+
+#include <string>
+
+#include "platform_state.hpp"
+#include "tandem/errors.hpp"
+
+namespace tandem::testing {
+
+driver::SimBackend* sim_backend(const Platform& p) noexcept { return p.state()->sim; }
+
+View adopt_foreign(const Platform& p, Context& ctx, DType t, std::uint64_t len) {
+  const std::uint64_t bytes = len * dtype_size(t);
+  driver::Backend& b = p.backend();
+  const driver::ContextHandle ch = ctx.native();
+  driver::DevicePtr ptr = 0;
+  if (bytes > 0) {
+    const driver::Result r = b.mem_alloc(ch, bytes, ptr);
+    if (!r.ok()) {
+      throw Error(r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver,
+                  "foreign allocation of " + std::to_string(bytes) + " bytes outside the runtime failed: " +
+                      b.describe(r));
+    }
+  }
+  // The owner object: frees the memory with the driver when the runtime
+  // says nobody uses it any more. It keeps the platform (and so the
+  // backend) alive until then.
+  Platform keep = p;
+  try {
+    return adopt(ctx, ptr, t, len, [keep, ch, ptr] {
+      if (ptr != 0) (void)keep.backend().mem_free(ch, ptr);
+    });
+  } catch (...) {
+    if (ptr != 0) (void)b.mem_free(ch, ptr);
+    throw;
+  }
+}
+
+}  // namespace tandem::testing
