@@ -11,7 +11,7 @@
 
 #include "bench_env.hpp"
 #include "tandem/driver/forwarding_backend.hpp"
-#include "tandem/driver/sim_backend.hpp"
+#include "tandem/driver/backend.hpp"  // make_sim_backend
 
 namespace tandem_bench {
 
@@ -140,7 +140,7 @@ class BusyStreams {
 // frees, so its stream synchronize stays.
 class HostOnlyBackend final : public d::ForwardingBackend {
  public:
-  HostOnlyBackend() : ForwardingBackend(std::make_unique<d::SimBackend>(d::SimConfig{})) {}
+  HostOnlyBackend() : ForwardingBackend(d::make_sim_backend(d::SimConfig{})) {}
 
   std::string_view name() const noexcept override { return "host"; }
   std::string driver_version() const override { return "host-only (" + inner().driver_version() + ")"; }

@@ -22,15 +22,7 @@ const k::KernelEntry& find_entry(KernelKind kind) {
   return *e;
 }
 
-tandem::Access access_of(const k::ParamSpec& p) {
-  if (p.atomic) return tandem::Access::atomic;
-  switch (p.mode) {
-    case tandem::driver::AccessMode::read: return tandem::Access::read;
-    case tandem::driver::AccessMode::write: return tandem::Access::write;
-    case tandem::driver::AccessMode::read_write: return tandem::Access::read_write;
-  }
-  return tandem::Access::read_write;
-}
+tandem::Access access_of(const k::ParamSpec& p) { return p.mode; }
 
 void require(const std::string& why, const char* what) {
   if (!why.empty()) throw std::runtime_error(std::string(what) + ": " + why);

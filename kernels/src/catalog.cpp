@@ -316,7 +316,7 @@ std::string check_args(const KernelEntry& e, std::span<const ArgShape> args) {
       if (a.shape[k] < 0 || a.stride[k] < 0) {
         return who() + " has a negative extent or stride in dimension " + std::to_string(k);
       }
-      if ((driver::writes(p.mode) || p.atomic) && a.stride[k] == 0 && a.shape[k] > 1) {
+      if (writes(p.mode) && a.stride[k] == 0 && a.shape[k] > 1) {
         return who() + " has stride 0 in dimension " + std::to_string(k) + " (extent " + std::to_string(a.shape[k]) +
                "): a written view must not overlap itself";
       }

@@ -24,13 +24,13 @@ using Args = std::span<const ArgShape>;
 // --- parameter list helpers ---------------------------------------------------------
 
 constexpr ParamSpec in(const char* name, int rank = 0) {
-  return ParamSpec{name, ArgKind::view, AccessMode::read, false, std::nullopt, false, rank, DType::f32, std::nullopt};
+  return ParamSpec{name, ArgKind::view, AccessMode::read, std::nullopt, false, rank, DType::f32, std::nullopt};
 }
 constexpr ParamSpec out(const char* name, int rank = 0) {
-  return ParamSpec{name, ArgKind::view, AccessMode::write, false, std::nullopt, false, rank, DType::f32, std::nullopt};
+  return ParamSpec{name, ArgKind::view, AccessMode::write, std::nullopt, false, rank, DType::f32, std::nullopt};
 }
 constexpr ParamSpec inout(const char* name, int rank = 0) {
-  return ParamSpec{name, ArgKind::view, AccessMode::read_write, false, std::nullopt, false, rank, DType::f32,
+  return ParamSpec{name, ArgKind::view, AccessMode::read_write, std::nullopt, false, rank, DType::f32,
                    std::nullopt};
 }
 constexpr ParamSpec with_dtype(ParamSpec p, DType d) {
@@ -38,7 +38,7 @@ constexpr ParamSpec with_dtype(ParamSpec p, DType d) {
   return p;
 }
 constexpr ParamSpec as_atomic(ParamSpec p) {
-  p.atomic = true;
+  p.mode = AccessMode::atomic;
   return p;
 }
 constexpr ParamSpec as_bytes(ParamSpec p) {
@@ -46,7 +46,7 @@ constexpr ParamSpec as_bytes(ParamSpec p) {
   return p;
 }
 constexpr ParamSpec scalar(const char* name, DType type, std::optional<double> def = std::nullopt) {
-  return ParamSpec{name, ArgKind::scalar, AccessMode::read, false, std::nullopt, false, 0, type, def};
+  return ParamSpec{name, ArgKind::scalar, AccessMode::read, std::nullopt, false, 0, type, def};
 }
 
 template <std::size_t N>
@@ -56,7 +56,7 @@ constexpr std::array<driver::ParamSlot, N> make_slots(const ParamSpec (&p)[N]) {
     if (p[i].kind == ArgKind::scalar) {
       s[i] = driver::ParamSlot{driver::ParamKind::scalar, static_cast<std::uint16_t>(dtype_size(p[i].scalar_dtype))};
     } else {
-      const int bytes = p[i].rank == 0 ? 16 : 8 + 16 * p[i].rank;  // BufferParam / TensorParam<T, rank>
+      const std::size_t bytes = param_bytes(p[i].rank);  // BufferParam / TensorParam<T, rank>
       s[i] = driver::ParamSlot{driver::ParamKind::pointer_led, static_cast<std::uint16_t>(bytes)};
     }
   }

@@ -36,15 +36,8 @@ class Slots {
   alignas(T) std::byte bytes_[sizeof(T) * PackedParams::kMaxParams];
 };
 
-Access access_of(const ParamSpec& p) noexcept {
-  if (p.atomic) return Access::atomic;
-  switch (p.mode) {
-    case driver::AccessMode::read: return Access::read;
-    case driver::AccessMode::write: return Access::write;
-    case driver::AccessMode::read_write: return Access::read_write;
-  }
-  return Access::read_write;
-}
+// A parameter's access is the launch's access: one enum (AccessMode).
+Access access_of(const ParamSpec& p) noexcept { return p.mode; }
 
 }  // namespace
 

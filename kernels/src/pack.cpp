@@ -133,15 +133,16 @@ std::string pack_params(const KernelEntry& entry, std::span<const LaunchArg> arg
         std::uint64_t len = static_cast<std::uint64_t>(std::max<std::int64_t>(a.shape.elements(), 0));
         if (a.shape.rank == 0) len = 0;
         if (p.bytes) len *= dtype_size(a.shape.dtype);
-        put(dst + 8, len);
+        put(dst + kBufferParamLenOffset, len);
       } else {  // TensorParam<T, R> {T* data; int64 shape[R]; int64 stride[R]}
         if (a.shape.rank != p.rank) {
           return who() + ": '" + p.name + "' must be a rank-" + std::to_string(p.rank) + " tensor; got rank " +
                  std::to_string(a.shape.rank);
         }
         for (int k = 0; k < p.rank; ++k) {
-          put(dst + 8 + 8 * static_cast<std::size_t>(k), a.shape.shape[k]);
-          put(dst + 8 + 8 * static_cast<std::size_t>(p.rank + k), a.shape.stride[k]);
+          const std::size_t at = sizeof(std::int64_t) * static_cast<std::size_t>(k);
+          put(dst + kTensorParamShapeOffset + at, a.shape.shape[k]);
+          put(dst + tensor_param_stride_offset(p.rank) + at, a.shape.stride[k]);
         }
       }
     } else {

@@ -27,7 +27,7 @@ bool scalar_follows_dtype(k::Model m, const std::string& name, std::size_t index
 json param_json(const k::ParamSpec& p, bool element_typed) {
   json j{{"name", p.name}, {"kind", p.kind == k::ArgKind::view ? "view" : "scalar"}};
   if (p.kind == k::ArgKind::view) {
-    j["access"] = p.atomic ? std::string("atomic") : std::string(access_mode_name(p.mode));
+    j["access"] = std::string(access_mode_name(p.mode));
     if (p.fixed_dtype) j["dtype"] = std::string(dtype_name(*p.fixed_dtype));
     if (p.rank) j["rank"] = p.rank;
   } else {

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <string>
 #include <vector>
 #include <unistd.h>
@@ -33,8 +32,6 @@ namespace {
 using tandem::BackendKind;
 using namespace tandem::cli;
 
-const std::map<std::string, BackendKind> kBackends{
-    {"auto", BackendKind::automatic}, {"cuda", BackendKind::cuda}, {"sim", BackendKind::sim}};
 
 // Opens the platform or exits 4 with the reason.
 tandem::Platform open_platform(BackendKind kind) {
@@ -185,7 +182,7 @@ void add_subcommands(CLI::App& app, Request& q) {
 }
 
 int dispatch(const Request& q) {
-  const BackendKind kind = kBackends.at(q.backend);
+  const BackendKind kind = *tandem::parse_backend_kind(q.backend);  // CLI11 checked the name
   if (*q.devices) return cmd_devices(kind, q.json);
   if (*q.smoke) return cmd_smoke(kind, q.device, q.out);
   if (*q.validate) return cmd_validate(q.scenario_files, q.validate_json);

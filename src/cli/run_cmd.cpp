@@ -211,9 +211,7 @@ int run_command(const RunCommand& cmd) {
     scenario::RunProgress progress;
     scenario::RunOptions opt;
     if (cmd.backend) {
-      opt.backend = *cmd.backend == "cuda" ? BackendKind::cuda
-                    : *cmd.backend == "sim" ? BackendKind::sim
-                                            : BackendKind::automatic;
+      opt.backend = parse_backend_kind(*cmd.backend);  // CLI11 checked the name
     }
     opt.repeat = cmd.repeat;
     opt.file_text = *text;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpu_fixture.hpp"
+#include "tandem/testing/sim.hpp"
 #include "tandem/kernels/launch.hpp"
 
 namespace {
@@ -85,9 +86,9 @@ TEST(SimInterop, SimtTileSimtPipelineOnTwoStreamsIsOrderedOnTheSimulatedDevice) 
   tandem::Context ctx = tandem::Context::create(p.device(0));
   tandem::Stream a = tandem::Stream::create(ctx);
   tandem::Stream b = tandem::Stream::create(ctx);
-  p.sim_backend()->set_stream_delay(a.native(), std::chrono::microseconds(200));
+  tandem::testing::sim_backend(p)->set_stream_delay(a.native(), std::chrono::microseconds(200));
   expect_pipeline_result(pipeline(ctx, a, b, 33, 65), 33, 65);
-  EXPECT_EQ(p.sim_backend()->violation_count(), 0u);
+  EXPECT_EQ(tandem::testing::sim_backend(p)->violation_count(), 0u);
   EXPECT_EQ(ctx.stats().live_allocations, 0u);
 }
 

@@ -44,6 +44,7 @@
 #include "tandem/kernels/catalog.hpp"
 #include "tandem/kernels/launch.hpp"
 #include "tandem/launch.hpp"
+#include "tandem/testing/sim.hpp"
 #include "tandem/view.hpp"
 
 namespace {
@@ -352,10 +353,10 @@ std::string_view name_of(const k::KernelEntry& e) { return e.name; }
 DType element_dtype(const k::KernelEntry& e) { return e.dtype.value_or(DType::u8); }
 
 bool driver_reads(const k::ParamSpec& p) {
-  return p.mode == tandem::driver::AccessMode::read || p.mode == tandem::driver::AccessMode::read_write;
+  return tandem::reads(p.mode);
 }
 
-bool driver_writes(const k::ParamSpec& p) { return p.atomic || tandem::driver::writes(p.mode); }
+bool driver_writes(const k::ParamSpec& p) { return tandem::writes(p.mode); }
 
 // Initial contents of a view parameter: write-only views are poisoned;
 // read and read-write views get random data suited to the kernel.
@@ -854,7 +855,7 @@ class KernelDeviceTest : public ::testing::Test {
     if (ctx_) {
       EXPECT_TRUE(ctx_->wait_for_retirement(60s)) << "work still pending at the end of the test";
       EXPECT_EQ(ctx_->stats().quarantined_allocations, 0u);
-      if (auto* sim = platform_->sim_backend(); sim != nullptr) {
+      if (auto* sim = tandem::testing::sim_backend(*platform_); sim != nullptr) {
         EXPECT_EQ(sim->violation_count(), 0u);
       }
     }

@@ -133,7 +133,7 @@ TEST_F(Graphs, ARecordReusedAfterAReplayHoldsItsLeasesInline) {
   for (int i = 0; i < 4; ++i) (void)g.replay(e.a);
   settle();
   detail::StreamState& st = *StreamRef(e.a).state();
-  detail::Guard lock(st.mu);
+  base::Guard lock(st.mu);
   detail::Submission* r = st.take_submission();
   EXPECT_EQ(r->leases.heap_bytes(), 0U) << "the record kept a replay's leases on the heap";
   EXPECT_TRUE(r->leases.empty());
@@ -163,7 +163,7 @@ TEST_F(Graphs, AReplayLeasesItsCapturedAccessesInAllocationOrder) {
   LaunchFuture r = g.replay(e.a);
   {
     detail::StreamState& st = *StreamRef(e.a).state();
-    detail::Guard lock(st.mu);
+    base::Guard lock(st.mu);
     const detail::Submission* replay = st.tail.load(std::memory_order_acquire);
     ASSERT_NE(replay, nullptr);
     ASSERT_EQ(replay->leases.size(), 20U);

@@ -81,7 +81,7 @@ TEST_F(LaunchFootprint, ARecordBackFromARefusedLaunchHoldsOnlyTheQueuesReference
   const driver::LaunchDims zero_grid{.grid = {0, 1, 1}, .block = {}};
   EXPECT_TANDEM_ERROR(ErrorCode::driver, launch(e.a, kHold, zero_grid, params, acc));
   detail::StreamState& s = *e.a.state();
-  detail::Guard g(s.mu);
+  base::Guard g(s.mu);
   s.take_back_returned();
   ASSERT_FALSE(s.free_records.empty());
   detail::Submission* top = s.free_records.pop();
@@ -105,7 +105,7 @@ TEST_F(LaunchFootprint, RetirementGivesRecordsBackWithoutWritingThem) {
     // front, what comes back is all there is.
     std::vector<driver::EventHandle> idle, surplus;
     {
-      detail::Guard g(s.mu);
+      base::Guard g(s.mu);
       s.shed_idle(idle, surplus);
     }
     for (const driver::EventHandle x : idle) ASSERT_TRUE(b.event_destroy(s.ctx->handle, x).ok());
@@ -128,7 +128,7 @@ TEST_F(LaunchFootprint, RetirementGivesRecordsBackWithoutWritingThem) {
   EXPECT_EQ(older_before, older_after);
   EXPECT_EQ(newer_before, newer_after);
 
-  detail::Guard g(s.mu);
+  base::Guard g(s.mu);
   ASSERT_TRUE(s.has_free_event());  // takes back what retirement gave
   for (const driver::EventHandle x : ev) {
     EXPECT_EQ(std::count(s.free_events.begin(), s.free_events.end(), x), 1) << x.raw;

@@ -33,7 +33,7 @@
 #include "tandem/context.hpp"
 #include "tandem/device.hpp"
 #include "tandem/driver/kernel_symbol.hpp"
-#include "tandem/driver/sim_backend.hpp"
+#include "tandem/testing/sim.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/kernel_params.hpp"
 #include "tandem/launch.hpp"
@@ -398,7 +398,7 @@ class RuntimeFixture : public ::testing::Test {
 
   void SetUp() override {
     platform_.emplace(Platform::sim(config()));
-    ASSERT_NE(platform().sim_backend(), nullptr);
+    ASSERT_NE(testing::sim_backend(platform()), nullptr);
   }
 
   void TearDown() override {
@@ -411,7 +411,7 @@ class RuntimeFixture : public ::testing::Test {
   }
 
   Platform& platform() { return *platform_; }
-  driver::SimBackend& sim() { return *platform().sim_backend(); }
+  driver::SimBackend& sim() { return *testing::sim_backend(platform()); }
   Device device() { return platform().device(0); }
 
   Env env(ConflictPolicy policy = ConflictPolicy::order) { return env_sharing(policy, false); }

@@ -144,7 +144,7 @@ class CudaBackend final : public Backend {
   // Deliberately no driver calls (see "Process exit" above).
   ~CudaBackend() override = default;
 
-  [[nodiscard]] std::string_view name() const noexcept override { return "cuda"; }
+  [[nodiscard]] std::string_view name() const noexcept override { return backend_kind_name(BackendKind::cuda); }
   [[nodiscard]] std::string driver_version() const override { return version_; }
   [[nodiscard]] std::string describe(const Result& r) const override;
 

@@ -44,13 +44,13 @@ Found classify(const OpLabel& new_op, const Access& new_access, const OpLabel& o
 }  // namespace
 
 void Checker::record(Violation::Kind kind, std::string detail) {
-  Lock lock(log_mu_);
+  base::Lock lock(log_mu_);
   log_.push_back(Violation{kind, std::move(detail)});
   count_.store(log_.size(), std::memory_order_relaxed);
 }
 
 std::vector<Violation> Checker::violations() const {
-  Lock lock(log_mu_);
+  base::Lock lock(log_mu_);
   return log_;
 }
 
@@ -58,7 +58,7 @@ std::uint64_t Checker::enter(const OpLabel& op, std::span<const Access> accesses
   std::vector<Found> found;
   std::uint64_t token = 0;
   {
-    Lock lock(active_mu_);
+    base::Lock lock(active_mu_);
     token = next_token_++;
     for (const Access& mine : accesses) {
       for (const Active& other : active_) {
@@ -86,7 +86,7 @@ std::uint64_t Checker::enter(const OpLabel& op, std::span<const Access> accesses
 }
 
 void Checker::leave(std::uint64_t token) {
-  Lock lock(active_mu_);
+  base::Lock lock(active_mu_);
   std::erase_if(active_, [token](const Active& a) { return a.token == token; });
 }
 

@@ -20,7 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "sim_sync.hpp"
+#include "tandem/base/guard.hpp"
+#include "tandem/base/lock.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/thread_annotations.hpp"
 #include "tandem/driver/sim_backend.hpp"
 
 namespace tandem::driver::sim {
@@ -34,16 +37,16 @@ struct OpLabel {
 
 class Checker {
  public:
-  void record(Violation::Kind kind, std::string detail) SIM_EXCLUDES(log_mu_);
-  [[nodiscard]] std::vector<Violation> violations() const SIM_EXCLUDES(log_mu_);
+  void record(Violation::Kind kind, std::string detail) TANDEM_EXCLUDES(log_mu_);
+  [[nodiscard]] std::vector<Violation> violations() const TANDEM_EXCLUDES(log_mu_);
   [[nodiscard]] std::uint64_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
 
   // Registers `accesses` of `op` (which must outlive the registration) and
   // records a violation for every overlap found. Returns the registration
   // token and, through `overlaps`, how many violations were recorded.
   std::uint64_t enter(const OpLabel& op, std::span<const Access> accesses, std::size_t& overlaps)
-      SIM_EXCLUDES(active_mu_, log_mu_);
-  void leave(std::uint64_t token) SIM_EXCLUDES(active_mu_);
+      TANDEM_EXCLUDES(active_mu_, log_mu_);
+  void leave(std::uint64_t token) TANDEM_EXCLUDES(active_mu_);
 
  private:
   struct Active {
@@ -52,12 +55,12 @@ class Checker {
     std::uint64_t token = 0;
   };
 
-  mutable Mutex active_mu_;
-  std::vector<Active> active_ SIM_GUARDED_BY(active_mu_);
-  std::uint64_t next_token_ SIM_GUARDED_BY(active_mu_) = 1;
+  mutable base::Mutex active_mu_;
+  std::vector<Active> active_ TANDEM_GUARDED_BY(active_mu_);
+  std::uint64_t next_token_ TANDEM_GUARDED_BY(active_mu_) = 1;
 
-  mutable Mutex log_mu_;
-  std::vector<Violation> log_ SIM_GUARDED_BY(log_mu_);
+  mutable base::Mutex log_mu_;
+  std::vector<Violation> log_ TANDEM_GUARDED_BY(log_mu_);
   std::atomic<std::uint64_t> count_{0};  // log_.size(), readable without log_mu_
 };
 

@@ -5,7 +5,7 @@ namespace tandem::driver::sim {
 std::shared_ptr<Record> Events::record(Event& event, std::uint64_t stream, StreamFaults& faults) {
   auto fresh = std::make_shared<Record>();
   fresh->stream = stream;
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   // A superseded faulted record can never be queried again, so nothing could
   // ever observe its fault: treat it as observed rather than leave the
   // stream's later events failing forever. This also keeps the new record
@@ -28,17 +28,17 @@ std::shared_ptr<Record> Events::record(Event& event, std::uint64_t stream, Strea
 }
 
 std::shared_ptr<Record> Events::latest(const Event& event) const {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   return event.latest;
 }
 
 void Events::arm(StreamFaults& faults) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   faults.armed = true;
 }
 
 void Events::complete(Record& record) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   record.done = true;
   completed_.notify_all();
 }
@@ -47,7 +47,7 @@ void Events::wait(const std::shared_ptr<Record>& record) {
   if (!record) {
     return;
   }
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   while (!record->done) {
     lock.wait(completed_);
   }
@@ -73,12 +73,12 @@ EventState Events::state_of(const std::shared_ptr<Record>& record, bool observe)
 }
 
 EventState Events::query(const Event& event) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   return state_of(event.latest, true);
 }
 
 EventState Events::synchronize(const Event& event) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   const std::shared_ptr<Record> record = event.latest;
   while (record && !record->done) {
     lock.wait(completed_);

@@ -21,7 +21,10 @@
 #include <cstdint>
 #include <memory>
 
-#include "sim_sync.hpp"
+#include "tandem/base/guard.hpp"
+#include "tandem/base/lock.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/thread_annotations.hpp"
 #include "tandem/driver/types.hpp"
 
 namespace tandem::driver::sim {
@@ -57,23 +60,23 @@ struct EventState {
 class Events {
  public:
   // A new record of `event` on `stream`, now `event`'s latest.
-  std::shared_ptr<Record> record(Event& event, std::uint64_t stream, StreamFaults& faults) SIM_EXCLUDES(mu_);
-  std::shared_ptr<Record> latest(const Event& event) const SIM_EXCLUDES(mu_);
-  void arm(StreamFaults& faults) SIM_EXCLUDES(mu_);
+  std::shared_ptr<Record> record(Event& event, std::uint64_t stream, StreamFaults& faults) TANDEM_EXCLUDES(mu_);
+  std::shared_ptr<Record> latest(const Event& event) const TANDEM_EXCLUDES(mu_);
+  void arm(StreamFaults& faults) TANDEM_EXCLUDES(mu_);
 
-  void complete(Record& record) SIM_EXCLUDES(mu_);
+  void complete(Record& record) TANDEM_EXCLUDES(mu_);
   // Blocks until `record` completes; null waits for nothing.
-  void wait(const std::shared_ptr<Record>& record) SIM_EXCLUDES(mu_);
+  void wait(const std::shared_ptr<Record>& record) TANDEM_EXCLUDES(mu_);
 
   // Non-blocking; a faulted record queried here counts as observed.
-  EventState query(const Event& event) SIM_EXCLUDES(mu_);
+  EventState query(const Event& event) TANDEM_EXCLUDES(mu_);
   // Blocks until the latest record (as of the call) completes.
-  EventState synchronize(const Event& event) SIM_EXCLUDES(mu_);
+  EventState synchronize(const Event& event) TANDEM_EXCLUDES(mu_);
 
  private:
-  EventState state_of(const std::shared_ptr<Record>& record, bool observe) SIM_REQUIRES(mu_);
+  EventState state_of(const std::shared_ptr<Record>& record, bool observe) TANDEM_REQUIRES(mu_);
 
-  mutable Mutex mu_;
+  mutable base::Mutex mu_;
   std::condition_variable completed_;  // signalled under mu_ when a Record completes
 };
 

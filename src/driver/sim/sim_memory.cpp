@@ -49,7 +49,7 @@ bool Memory::take_injected_failure() {
 }
 
 void Memory::fail_nth_alloc(std::uint64_t n) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   fail_countdown_ = n;
 }
 
@@ -120,7 +120,7 @@ void Memory::stop_lending(Block& block) {
 
 Status Memory::allocate(const AllocRequest& request, DevicePtr& out, Refusal& refusal) {
   {
-    Lock lock(mu_);
+    base::Lock lock(mu_);
     if (take_injected_failure()) {
       refusal = Refusal{"asked " + std::to_string(request.bytes) + " bytes on device " +
                             std::to_string(request.device) + ": failed on purpose by fail_nth_alloc",
@@ -141,7 +141,7 @@ Status Memory::allocate(const AllocRequest& request, DevicePtr& out, Refusal& re
                       false};
     return Status::out_of_memory;
   }
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   if (std::string why = shortage(request); !why.empty()) {
     refusal = Refusal{std::move(why), false};
     return Status::out_of_memory;
@@ -175,7 +175,7 @@ const Block* Memory::find(DevicePtr ptr, bool allow_end) const {
 }
 
 bool Memory::accept_free(DevicePtr ptr, std::string& why) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   auto it = blocks_.find(ptr);
   if (it == blocks_.end()) {
     const Block* inside = find(ptr, false);
@@ -193,7 +193,7 @@ bool Memory::accept_free(DevicePtr ptr, std::string& why) {
 }
 
 void Memory::withdraw_free(DevicePtr ptr) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   auto it = blocks_.find(ptr);
   if (it != blocks_.end()) {
     it->second.free_pending = false;
@@ -202,7 +202,7 @@ void Memory::withdraw_free(DevicePtr ptr) {
 }
 
 void Memory::lend_until_freed(DevicePtr ptr, std::uint64_t stream) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   auto it = blocks_.find(ptr);
   if (it == blocks_.end()) {
     return;  // the free already ran: its bytes are the device's again
@@ -218,7 +218,7 @@ void Memory::lend_until_freed(DevicePtr ptr, std::uint64_t stream) {
 }
 
 std::optional<std::size_t> Memory::block_size(DevicePtr ptr, std::string& why) const {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   auto it = blocks_.find(ptr);
   if (it == blocks_.end()) {
     why = hex(ptr) + " is not a live allocation (already freed?)";
@@ -228,7 +228,7 @@ std::optional<std::size_t> Memory::block_size(DevicePtr ptr, std::string& why) c
 }
 
 std::optional<Block> Memory::release(DevicePtr ptr) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   auto node = blocks_.extract(ptr);
   if (node.empty()) {
     return std::nullopt;
@@ -243,7 +243,7 @@ std::optional<Block> Memory::release(DevicePtr ptr) {
 }
 
 std::optional<Pin> Memory::pin(DevicePtr ptr, std::uint64_t bytes, bool allow_end, std::string& why) const {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   const Block* b = find(ptr, allow_end);
   if (b == nullptr) {
     why = hex(ptr) + " is not inside a live allocation (freed, or never allocated here)";
@@ -267,7 +267,7 @@ std::optional<Pin> Memory::pin_pointer(DevicePtr ptr, std::string& why) const {
 }
 
 bool Memory::owner_of(DevicePtr ptr, int& device, bool& pooled) const {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   const Block* b = find(ptr, false);
   if (b == nullptr) {
     return false;
@@ -278,7 +278,7 @@ bool Memory::owner_of(DevicePtr ptr, int& device, bool& pooled) const {
 }
 
 void Memory::info(int device, std::size_t& free_bytes, std::size_t& total_bytes) const {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   total_bytes = capacity_;
   free_bytes = capacity_ - used_[static_cast<std::size_t>(device)];
 }

@@ -34,7 +34,10 @@
 #include <string>
 #include <vector>
 
-#include "sim_sync.hpp"
+#include "tandem/base/guard.hpp"
+#include "tandem/base/lock.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/thread_annotations.hpp"
 #include "tandem/driver/types.hpp"
 
 namespace tandem::driver::sim {
@@ -83,37 +86,37 @@ class Memory {
   Memory(std::size_t capacity_per_device, int devices);
 
   // Status::ok, or out_of_memory with `refusal` naming what was asked and found.
-  Status allocate(const AllocRequest& request, DevicePtr& out, Refusal& refusal) SIM_EXCLUDES(mu_);
+  Status allocate(const AllocRequest& request, DevicePtr& out, Refusal& refusal) TANDEM_EXCLUDES(mu_);
   // The n-th allocate() call from now fails (1 = the next one); 0 disarms.
-  void fail_nth_alloc(std::uint64_t n) SIM_EXCLUDES(mu_);
+  void fail_nth_alloc(std::uint64_t n) TANDEM_EXCLUDES(mu_);
 
   // Accepts a free of the block based at `ptr`: false (and `why`) when `ptr`
   // is not the base of a live block or a free of it was already accepted.
-  bool accept_free(DevicePtr ptr, std::string& why) SIM_EXCLUDES(mu_);
+  bool accept_free(DevicePtr ptr, std::string& why) TANDEM_EXCLUDES(mu_);
   // Undoes accept_free when the free could not be queued (never after
   // lend_until_freed, so nothing of the block has been lent).
-  void withdraw_free(DevicePtr ptr) SIM_EXCLUDES(mu_);
+  void withdraw_free(DevicePtr ptr) TANDEM_EXCLUDES(mu_);
   // The accepted free of pool block `ptr` is queued on `stream`: until it
   // executes, that stream's allocations from the same pool may use its bytes.
   // Called once it is queued, never before (a withdrawn free lends nothing);
   // nothing happens when the free already ran or the block is not pooled.
-  void lend_until_freed(DevicePtr ptr, std::uint64_t stream) SIM_EXCLUDES(mu_);
+  void lend_until_freed(DevicePtr ptr, std::uint64_t stream) TANDEM_EXCLUDES(mu_);
   // The size of the live block based at `ptr`, or nullopt and `why`.
-  std::optional<std::size_t> block_size(DevicePtr ptr, std::string& why) const SIM_EXCLUDES(mu_);
+  std::optional<std::size_t> block_size(DevicePtr ptr, std::string& why) const TANDEM_EXCLUDES(mu_);
   // Removes the live block based at `ptr` and returns it (its bytes that it
   // did not lend count as free from now on); nullopt when it is not live.
-  std::optional<Block> release(DevicePtr ptr) SIM_EXCLUDES(mu_);
+  std::optional<Block> release(DevicePtr ptr) TANDEM_EXCLUDES(mu_);
 
   // [ptr, ptr + bytes) must lie inside one live block (bytes > 0).
-  std::optional<Pin> pin_range(DevicePtr ptr, std::uint64_t bytes, std::string& why) const SIM_EXCLUDES(mu_);
+  std::optional<Pin> pin_range(DevicePtr ptr, std::uint64_t bytes, std::string& why) const TANDEM_EXCLUDES(mu_);
   // A kernel's pointer argument: inside a live block or one past its end.
-  std::optional<Pin> pin_pointer(DevicePtr ptr, std::string& why) const SIM_EXCLUDES(mu_);
+  std::optional<Pin> pin_pointer(DevicePtr ptr, std::string& why) const TANDEM_EXCLUDES(mu_);
 
   // Where the live block containing `ptr` lives: its device and whether it
   // came from a pool; false when `ptr` is in no live block.
-  bool owner_of(DevicePtr ptr, int& device, bool& pooled) const SIM_EXCLUDES(mu_);
+  bool owner_of(DevicePtr ptr, int& device, bool& pooled) const TANDEM_EXCLUDES(mu_);
 
-  void info(int device, std::size_t& free_bytes, std::size_t& total_bytes) const SIM_EXCLUDES(mu_);
+  void info(int device, std::size_t& free_bytes, std::size_t& total_bytes) const TANDEM_EXCLUDES(mu_);
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
   [[nodiscard]] std::uint64_t live_allocations() const noexcept {
     return live_count_.load(std::memory_order_relaxed);
@@ -134,25 +137,25 @@ class Memory {
     std::size_t spare = 0;         // sum of bytes - lent over `blocks`
   };
 
-  bool take_injected_failure() SIM_REQUIRES(mu_);
+  bool take_injected_failure() TANDEM_REQUIRES(mu_);
   // Empty when `request` fits now (free bytes, plus what it may borrow), or why not.
-  std::string shortage(const AllocRequest& request) const SIM_REQUIRES(mu_);
+  std::string shortage(const AllocRequest& request) const TANDEM_REQUIRES(mu_);
   // Takes `bytes` of spare from the lenders of `key`, oldest free first;
   // returns how many it took (at most their spare).
-  std::size_t borrow(const LendKey& key, std::size_t bytes) SIM_REQUIRES(mu_);
+  std::size_t borrow(const LendKey& key, std::size_t bytes) TANDEM_REQUIRES(mu_);
   // Takes `block` out of its lenders (its free executed or was withdrawn).
-  void stop_lending(Block& block) SIM_REQUIRES(mu_);
-  const Block* find(DevicePtr ptr, bool allow_end) const SIM_REQUIRES(mu_);
+  void stop_lending(Block& block) TANDEM_REQUIRES(mu_);
+  const Block* find(DevicePtr ptr, bool allow_end) const TANDEM_REQUIRES(mu_);
   std::optional<Pin> pin(DevicePtr ptr, std::uint64_t bytes, bool allow_end, std::string& why) const
-      SIM_EXCLUDES(mu_);
+      TANDEM_EXCLUDES(mu_);
 
   const std::size_t capacity_;
-  mutable Mutex mu_;
-  std::map<DevicePtr, Block> blocks_ SIM_GUARDED_BY(mu_);  // live blocks by base
+  mutable base::Mutex mu_;
+  std::map<DevicePtr, Block> blocks_ TANDEM_GUARDED_BY(mu_);  // live blocks by base
   // Bytes charged per device: over its live blocks, bytes - lent.
-  std::vector<std::size_t> used_ SIM_GUARDED_BY(mu_);
-  std::map<LendKey, Lenders> lenders_ SIM_GUARDED_BY(mu_);  // no entry without spare
-  std::uint64_t fail_countdown_ SIM_GUARDED_BY(mu_) = 0;    // 0: no injected failure
+  std::vector<std::size_t> used_ TANDEM_GUARDED_BY(mu_);
+  std::map<LendKey, Lenders> lenders_ TANDEM_GUARDED_BY(mu_);  // no entry without spare
+  std::uint64_t fail_countdown_ TANDEM_GUARDED_BY(mu_) = 0;    // 0: no injected failure
   // Mirrors of blocks_ for the cheap noexcept getters (written under mu_).
   std::atomic<std::uint64_t> live_count_{0};
   std::atomic<std::uint64_t> live_bytes_{0};

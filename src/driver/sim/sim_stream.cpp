@@ -26,7 +26,7 @@ void Stream::worker_loop() {
   for (;;) {
     Op op;
     {
-      Lock lock(mu_);
+      base::Lock lock(mu_);
       while (queue_.empty() && !closing_) {
         lock.wait(work_cv_);
       }
@@ -38,7 +38,7 @@ void Stream::worker_loop() {
       running_ = true;
     }
     executor_.run(op, id_);
-    Lock lock(mu_);
+    base::Lock lock(mu_);
     running_ = false;
     // A record completes here, under mu_, together with the idle state: once
     // an event is seen complete, a query of its stream sees the work done too.
@@ -49,7 +49,7 @@ void Stream::worker_loop() {
       idle_cv_.notify_all();
     }
   }
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   finished_ = true;
 }
 
@@ -69,7 +69,7 @@ void Stream::enqueue(Command command) {
 }
 
 Status Stream::submit(Command command, DuringCapture rule) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   if (closing_) {
     return Status::invalid_handle;
   }
@@ -85,7 +85,7 @@ Status Stream::submit(Command command, DuringCapture rule) {
 }
 
 void Stream::submit_all(const std::vector<Command>& commands) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   for (const Command& c : commands) {
     if (capturing_) {
       captured_.push_back(c);
@@ -96,7 +96,7 @@ void Stream::submit_all(const std::vector<Command>& commands) {
 }
 
 Status Stream::synchronize() {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   if (capturing_) {
     return Status::not_permitted;
   }
@@ -107,7 +107,7 @@ Status Stream::synchronize() {
 }
 
 Status Stream::query() {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   if (capturing_) {
     return Status::not_permitted;
   }
@@ -115,7 +115,7 @@ Status Stream::query() {
 }
 
 Status Stream::begin_capture() {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   if (capturing_) {
     return Status::not_permitted;
   }
@@ -124,7 +124,7 @@ Status Stream::begin_capture() {
 }
 
 Status Stream::end_capture(std::vector<Command>& out) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   if (!capturing_) {
     return Status::invalid_value;
   }
@@ -134,19 +134,19 @@ Status Stream::end_capture(std::vector<Command>& out) {
 }
 
 bool Stream::capturing() const {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   return capturing_;
 }
 
 void Stream::set_delay(std::chrono::microseconds delay) {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   delay_ = delay;
 }
 
 void Stream::arm_fault() { events_.arm(faults_); }
 
 void Stream::close() {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   closing_ = true;
   capturing_ = false;
   captured_.clear();
@@ -154,7 +154,7 @@ void Stream::close() {
 }
 
 bool Stream::finished() const {
-  Lock lock(mu_);
+  base::Lock lock(mu_);
   return finished_;
 }
 

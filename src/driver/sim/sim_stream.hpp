@@ -14,7 +14,10 @@
 #include "sim_events.hpp"
 #include "sim_executor.hpp"
 #include "sim_ops.hpp"
-#include "sim_sync.hpp"
+#include "tandem/base/guard.hpp"
+#include "tandem/base/lock.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/thread_annotations.hpp"
 
 namespace tandem::driver::sim {
 
@@ -34,31 +37,31 @@ class Stream {
   [[nodiscard]] int device() const noexcept { return device_; }
 
   // ok, or not_permitted (capturing and `rule` forbids it).
-  Status submit(Command command, DuringCapture rule) SIM_EXCLUDES(mu_);
+  Status submit(Command command, DuringCapture rule) TANDEM_EXCLUDES(mu_);
   // All of `commands`, in order, contiguous in the queue (a graph launch).
-  void submit_all(const std::vector<Command>& commands) SIM_EXCLUDES(mu_);
+  void submit_all(const std::vector<Command>& commands) TANDEM_EXCLUDES(mu_);
 
   // ok when the queue is empty and idle; not_permitted while capturing.
-  Status synchronize() SIM_EXCLUDES(mu_);
+  Status synchronize() TANDEM_EXCLUDES(mu_);
   // ok | not_ready | not_permitted (capturing).
-  Status query() SIM_EXCLUDES(mu_);
+  Status query() TANDEM_EXCLUDES(mu_);
 
-  Status begin_capture() SIM_EXCLUDES(mu_);                         // not_permitted if already capturing
-  Status end_capture(std::vector<Command>& out) SIM_EXCLUDES(mu_);  // invalid_value if not
-  [[nodiscard]] bool capturing() const SIM_EXCLUDES(mu_);
+  Status begin_capture() TANDEM_EXCLUDES(mu_);                         // not_permitted if already capturing
+  Status end_capture(std::vector<Command>& out) TANDEM_EXCLUDES(mu_);  // invalid_value if not
+  [[nodiscard]] bool capturing() const TANDEM_EXCLUDES(mu_);
 
-  void set_delay(std::chrono::microseconds delay) SIM_EXCLUDES(mu_);
+  void set_delay(std::chrono::microseconds delay) TANDEM_EXCLUDES(mu_);
   void arm_fault();
 
   // No more submissions: the worker runs what is queued, then exits.
-  void close() SIM_EXCLUDES(mu_);
-  [[nodiscard]] bool finished() const SIM_EXCLUDES(mu_);
+  void close() TANDEM_EXCLUDES(mu_);
+  [[nodiscard]] bool finished() const TANDEM_EXCLUDES(mu_);
   // Waits for the worker to exit (close() first). Owner thread only.
   void join();
 
  private:
-  void worker_loop() SIM_EXCLUDES(mu_);
-  void enqueue(Command command) SIM_REQUIRES(mu_);
+  void worker_loop() TANDEM_EXCLUDES(mu_);
+  void enqueue(Command command) TANDEM_REQUIRES(mu_);
 
   const std::uint64_t id_;
   const int device_;
@@ -66,16 +69,16 @@ class Stream {
   Events& events_;
   StreamFaults faults_;  // guarded by Events::mu_ (events_ does all access)
 
-  mutable Mutex mu_;
+  mutable base::Mutex mu_;
   std::condition_variable work_cv_;  // under mu_: queue_ not empty, or closing_
   std::condition_variable idle_cv_;  // under mu_: queue_ empty and !running_
-  std::deque<Op> queue_ SIM_GUARDED_BY(mu_);
-  bool running_ SIM_GUARDED_BY(mu_) = false;  // the worker is running an op
-  bool closing_ SIM_GUARDED_BY(mu_) = false;
-  bool finished_ SIM_GUARDED_BY(mu_) = false;  // the worker has left its loop
-  bool capturing_ SIM_GUARDED_BY(mu_) = false;
-  std::vector<Command> captured_ SIM_GUARDED_BY(mu_);
-  std::chrono::microseconds delay_ SIM_GUARDED_BY(mu_){0};
+  std::deque<Op> queue_ TANDEM_GUARDED_BY(mu_);
+  bool running_ TANDEM_GUARDED_BY(mu_) = false;  // the worker is running an op
+  bool closing_ TANDEM_GUARDED_BY(mu_) = false;
+  bool finished_ TANDEM_GUARDED_BY(mu_) = false;  // the worker has left its loop
+  bool capturing_ TANDEM_GUARDED_BY(mu_) = false;
+  std::vector<Command> captured_ TANDEM_GUARDED_BY(mu_);
+  std::chrono::microseconds delay_ TANDEM_GUARDED_BY(mu_){0};
 
   std::thread worker_;  // started and joined by the owner; never touched by the worker
 };

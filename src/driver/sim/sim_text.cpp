@@ -26,6 +26,8 @@ const char* mode_verb(AccessMode mode) {
       return "writes";
     case AccessMode::read_write:
       return "reads and writes";
+    case AccessMode::atomic:  // the runtime declares atomics as writes; kept for completeness
+      return "atomically updates";
   }
   return "touches";
 }

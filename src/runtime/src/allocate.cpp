@@ -28,7 +28,7 @@ struct Placed {
 // to this allocation at once (stream order makes that safe).
 driver::Result place(detail::StreamState& s, std::uint64_t bytes, Placed& out) {
   detail::ContextState& ctx = *s.ctx;
-  detail::Guard g(s.mu);
+  base::Guard g(s.mu);
   if (s.capture) {
     throw Error(ErrorCode::unsupported, "allocate on stream " + std::to_string(s.id) +
                                             " while it captures a graph: allocate before capturing");
@@ -120,7 +120,7 @@ View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
   const std::uint64_t bytes = count * size;
   if (bytes == 0) {
     if (s.capturing.load(std::memory_order_acquire)) {
-      detail::Guard g(s.mu);
+      base::Guard g(s.mu);
       if (s.capture) {
         throw Error(ErrorCode::unsupported, "allocate on stream " + std::to_string(s.id) +
                                                 " while it captures a graph: allocate before capturing");

@@ -128,7 +128,7 @@ void AllocationState::release_in_stream_order() noexcept {
   counts_.fetch_add(kLease - kView, std::memory_order_acq_rel);
   (void)move_release(Release::none, Release::awaiting);
   if (!host_proven_only && !Retirement::process_is_exiting()) {
-    Guard g(tracker_lock);
+    base::Guard g(tracker_lock);
     // A tracked lease's owner is pending, so its stream exists, or
     // quarantined, its stream cleared (retirement.cpp, quarantine); no new
     // lease can appear (no view is left).

@@ -17,7 +17,10 @@
 #include <cstdint>
 #include <functional>
 
-#include "tandem/detail/locks.hpp"
+#include "tandem/base/guard.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/spin_lock.hpp"
+#include "tandem/base/thread_annotations.hpp"
 #include "tandem/detail/small_vector.hpp"
 #include "tandem/detail/trace.hpp"
 #include "tandem/driver/types.hpp"
@@ -126,7 +129,7 @@ class AllocationState {
   StreamAnchor* const birth;
   // The lease tracker: leases of pending submissions on this allocation.
   SmallVector<Lease*, 2> leases TANDEM_GUARDED_BY(tracker_lock);
-  SpinLock tracker_lock;
+  base::SpinLock tracker_lock;
   const Origin origin;
 
   const driver::DevicePtr base;

@@ -107,7 +107,7 @@ void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::
   // then a birth stream whose lock a submitter holds (across a driver call
   // that can take milliseconds while other threads launch) is not waited
   // for, and the free goes on the internal free stream instead.
-  const auto take = [birth_proven](SpinLock& mu) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+  const auto take = [birth_proven](base::SpinLock& mu) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
     if (birth_proven) return mu.try_lock();
     mu.lock();
     return true;
@@ -155,7 +155,7 @@ void ContextState::note_held_bytes(std::uint64_t live_now) noexcept {
 
 std::vector<StreamAnchor*> ContextState::stream_anchors() {
   std::vector<StreamAnchor*> anchors;
-  Guard g(mu_);
+  base::Guard g(mu_);
   anchors.reserve(streams_.size());
   for (StreamState* s : streams_) {
     s->anchor->add_ref();
@@ -181,9 +181,9 @@ bool each_live_stream(ContextState& c, Fn&& fn) noexcept TANDEM_NO_THREAD_SAFETY
   }
   for (StreamAnchor* a : anchors) {
     {
-      Guard ga(a->mu);
+      base::Guard ga(a->mu);
       if (StreamState* s = a->stream) {
-        Guard g(s->mu);
+        base::Guard g(s->mu);
         fn(*s, *a);
       }
     }
@@ -260,12 +260,12 @@ void ContextState::fail(const driver::Result& r, ErrorCode code, const std::stri
 }
 
 void ContextState::add_stream(StreamState* s) {
-  Guard g(mu_);
+  base::Guard g(mu_);
   streams_.push_back(s);
 }
 
 void ContextState::remove_stream(StreamState* s) {
-  Guard g(mu_);
+  base::Guard g(mu_);
   retired_by_gone_streams_ += s->retired.load(std::memory_order_relaxed);
   submitted_by_gone_streams_ += s->user_submitted.load(std::memory_order_relaxed);
   shared_by_gone_streams_ += s->shared_events.load(std::memory_order_relaxed);
@@ -274,17 +274,17 @@ void ContextState::remove_stream(StreamState* s) {
 }
 
 void ContextState::keep_quarantined(Submission* s) {
-  Guard g(mu_);
+  base::Guard g(mu_);
   quarantine_.push_back(s);
 }
 
 void ContextState::add_peer(std::uint64_t peer_id) {
-  Guard g(mu_);
+  base::Guard g(mu_);
   if (std::find(peers_.begin(), peers_.end(), peer_id) == peers_.end()) peers_.push_back(peer_id);
 }
 
 bool ContextState::has_peer(std::uint64_t peer_id) const {
-  Guard g(mu_);
+  base::Guard g(mu_);
   return std::find(peers_.begin(), peers_.end(), peer_id) != peers_.end();
 }
 
@@ -315,7 +315,7 @@ RuntimeStats ContextState::stats() const {
   st.frees_total = frees_total.load(std::memory_order_relaxed);
   st.uniqueness_checks = uniqueness_checks.sum();
   st.active_leases = quarantined_leases.load(std::memory_order_relaxed);
-  Guard g(mu_);
+  base::Guard g(mu_);
   st.quarantined_submissions = quarantine_.size();
   st.retired_submissions = retired_by_gone_streams_;
   st.submissions_total = submitted_by_gone_streams_;

@@ -11,7 +11,10 @@
 
 #include "platform_state.hpp"
 #include "tandem/context.hpp"
-#include "tandem/detail/locks.hpp"
+#include "tandem/base/guard.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/spin_lock.hpp"
+#include "tandem/base/thread_annotations.hpp"
 #include "tandem/errors.hpp"
 
 namespace tandem::detail {
@@ -145,7 +148,7 @@ struct ContextState {
   ~ContextState();
 
   static constexpr std::size_t kFunctionSlots = 4096;
-  mutable Mutex mu_;
+  mutable base::Mutex mu_;
   std::vector<StreamState*> streams_ TANDEM_GUARDED_BY(mu_);
   std::vector<Submission*> quarantine_ TANDEM_GUARDED_BY(mu_);  // retained forever
   std::vector<std::uint64_t> peers_ TANDEM_GUARDED_BY(mu_);     // context ids with peer access

@@ -21,15 +21,6 @@ std::string_view error_code_name(ErrorCode c) noexcept {
   return "unknown";
 }
 
-std::string_view access_mode_name(driver::AccessMode m) noexcept {
-  switch (m) {
-    case driver::AccessMode::read: return "read";
-    case driver::AccessMode::write: return "write";
-    case driver::AccessMode::read_write: return "read-write";
-  }
-  return "?";
-}
-
 Error::Error(ErrorCode code, const std::string& message)
     : std::runtime_error(std::string(error_code_name(code)) + ": " + message), code_(code) {}
 

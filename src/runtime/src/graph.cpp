@@ -62,7 +62,7 @@ void Graph::begin_capture(StreamRef stream) {
   bool queued = false;
   const detail::NotifyRetirementIfQueued notify{queued};
   {
-    detail::Guard g(s.mu);
+    base::Guard g(s.mu);
     if (s.capture) {
       throw Error(ErrorCode::unsupported, "stream " + std::to_string(s.id) + " is already capturing a graph");
     }
@@ -83,7 +83,7 @@ Graph Graph::end_capture(StreamRef stream) {
   driver::GraphHandle handle;
   driver::Result r;
   {
-    detail::Guard g(s.mu);
+    base::Guard g(s.mu);
     if (!s.capture) throw Error(ErrorCode::invalid_handle, "stream " + std::to_string(s.id) + " is not capturing");
     r = s.ctx->backend().capture_end(s.ctx->handle, s.handle, handle);
     build = std::move(s.capture);
@@ -102,7 +102,7 @@ void Graph::abandon_capture(StreamRef stream) noexcept {
   detail::StreamState& s = *stream.state();
   std::unique_ptr<detail::CaptureBuild> build;
   {
-    detail::Guard g(s.mu);
+    base::Guard g(s.mu);
     driver::GraphHandle handle;
     if (s.ctx->backend().capture_end(s.ctx->handle, s.handle, handle).ok() && handle) {
       (void)s.ctx->backend().graph_destroy(s.ctx->handle, handle);

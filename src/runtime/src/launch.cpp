@@ -77,13 +77,7 @@ LaunchFuture finish(detail::StreamState& s, detail::SubmitSpec& spec) {
 
 driver::AccessMode lease_mode(Access a, bool view_is_atomic) noexcept {
   if (view_is_atomic) return driver::AccessMode::write;
-  switch (a) {
-    case Access::read: return driver::AccessMode::read;
-    case Access::write: return driver::AccessMode::write;
-    case Access::read_write: return driver::AccessMode::read_write;
-    case Access::atomic: return driver::AccessMode::write;
-  }
-  return driver::AccessMode::read_write;
+  return lease_mode_of(a);
 }
 
 LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,

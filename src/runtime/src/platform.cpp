@@ -11,7 +11,7 @@ namespace tandem {
 namespace detail {
 
 PlatformState::PlatformState(std::unique_ptr<driver::Backend> b)
-    : backend(std::move(b)), sim(dynamic_cast<driver::SimBackend*>(backend.get())) {
+    : backend(std::move(b)), sim(backend->as_sim()) {
   int count = 0;
   const driver::Result r = backend->device_count(count);
   if (!r.ok()) throw Error(ErrorCode::driver, "counting devices: " + backend->describe(r));
@@ -35,15 +35,6 @@ Platform make(std::unique_ptr<driver::Backend> b) {
 }
 }  // namespace
 
-std::string_view backend_kind_name(BackendKind k) noexcept {
-  switch (k) {
-    case BackendKind::automatic: return "auto";
-    case BackendKind::cuda: return "cuda";
-    case BackendKind::sim: return "sim";
-  }
-  return "?";
-}
-
 bool Platform::cuda_available(std::string& why) { return driver::load_cuda_backend(why) != nullptr; }
 
 Platform Platform::cuda() {
@@ -54,7 +45,7 @@ Platform Platform::cuda() {
 }
 
 Platform Platform::sim(const driver::SimConfig& config) {
-  return make(std::make_unique<driver::SimBackend>(config));
+  return make(driver::make_sim_backend(config));
 }
 
 Platform Platform::with_backend(std::unique_ptr<driver::Backend> backend) {
@@ -78,7 +69,6 @@ bool Platform::is_sim() const noexcept { return s_->sim != nullptr; }
 int Platform::device_count() const noexcept { return static_cast<int>(s_->devices.size()); }
 std::string Platform::driver_version() const { return s_->backend->driver_version(); }
 driver::Backend& Platform::backend() const noexcept { return *s_->backend; }
-driver::SimBackend* Platform::sim_backend() const noexcept { return s_->sim; }
 
 Device Platform::device(int ordinal) const {
   if (ordinal < 0 || ordinal >= device_count()) {

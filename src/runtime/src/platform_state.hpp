@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "tandem/driver/backend.hpp"
-#include "tandem/driver/sim_backend.hpp"
 
 namespace tandem::detail {
 
@@ -20,7 +19,7 @@ struct PlatformState {
 
   std::atomic<std::uint32_t> refs{1};
   const std::unique_ptr<driver::Backend> backend;
-  driver::SimBackend* const sim;  // the same object when the backend is sim
+  driver::SimBackend* const sim;  // the same object when the backend is the sim (Backend::as_sim)
   std::vector<driver::DeviceInfo> devices;
 };
 

@@ -69,23 +69,6 @@ driver::Result query(const StreamState& s, const Submission& sub) noexcept {
 }
 
 
-// Its leases stay in their trackers for good, and outlive its stream,
-// which is destroyed once its queue has settled. Whoever reads a tracked
-// lease's owner->stream (a drop choosing where to release, a conflict
-// waiting on a covered owner) holds that lease's tracker lock: the stream
-// is cleared under all of them, so a reader sees it alive or none.
-void quarantine(Submission& sub) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
-  for (Lease& l : sub.leases) l.alloc->mark_quarantined();
-  // Leases are in tracker lock order (allocation id), repeats adjacent.
-  const auto repeats = [&](std::size_t i) { return i > 0 && sub.leases[i - 1].alloc == sub.leases[i].alloc; };
-  for (std::size_t i = 0; i < sub.leases.size(); ++i) {
-    if (!repeats(i)) sub.leases[i].alloc->tracker_lock.lock();
-  }
-  sub.stream = nullptr;
-  for (std::size_t i = sub.leases.size(); i-- > 0;) {
-    if (!repeats(i)) sub.leases[i].alloc->tracker_lock.unlock();
-  }
-}
 
 }  // namespace
 
@@ -125,7 +108,7 @@ void Retirement::at_exit() noexcept {
 
 void Retirement::add_stream(StreamState* s) {
   {
-    Guard g(mu_);
+    base::Guard g(mu_);
     streams_.push_back(s);
     ++generation_;
   }
@@ -135,19 +118,19 @@ void Retirement::add_stream(StreamState* s) {
 
 void Retirement::wake() noexcept {
   {
-    Guard g(mu_);
+    base::Guard g(mu_);
     wake_ = true;
   }
   cv_.notify_one();
 }
 
 void Retirement::notify_waiters() {
-  { Guard g(settled_mu_); }
+  { base::Guard g(settled_mu_); }
   settled_cv_.notify_all();
 }
 
 void Retirement::snapshot(std::vector<StreamState*>& out) {
-  Guard g(mu_);
+  base::Guard g(mu_);
   if (generation_ == seen_generation_ && !out.empty()) return;
   out = streams_;
   seen_generation_ = generation_;
@@ -282,14 +265,14 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
       }
       const std::uint64_t id = s->id;
       {
-        Guard g(mu_);
+        base::Guard g(mu_);
         std::erase(streams_, s);
         destroying_.push_back(id);
         ++generation_;
       }
       s->destroy();
       {
-        Guard g(mu_);
+        base::Guard g(mu_);
         std::erase(destroying_, id);
       }
       destroyed = true;
@@ -583,278 +566,4 @@ void Retirement::walk_attributing_errors(StreamState& s, Submission* head, Submi
   }
   outcomes_.resize(covered_from);  // a covered run no event has judged yet stays queued
 }
-
-// Takes a completed submission's leases out of their trackers, noting the
-// counts they hold. A lease a newer one of its stream already displaced is
-// not there any more and handed its counts on: no lock, nothing to drop.
-void Retirement::untrack_leases(Submission& sub) {
-  for (Lease& l : sub.leases) {
-    if (!l.is_tracked()) continue;
-    std::uint32_t counts = 0;
-    {
-      Guard g(l.alloc->tracker_lock);
-      auto& held = l.alloc->leases;
-      for (std::size_t i = 0; i < held.size(); ++i) {
-        if (held[i] == &l) {
-          held.swap_remove(i);
-          counts = std::exchange(l.counts, 0);
-          l.set_tracked(false);
-          break;
-        }
-      }
-    }
-    TANDEM_TRACE("untrack sub %lu alloc %lu [%lu,+%lu) counts %u", sub.id,
-                 l.alloc->id, l.offset, l.bytes, counts);
-    if (counts) count_drop(l.alloc, counts);
-  }
-}
-
-// Drops the lease counts of a settled batch, one atomic step per distinct
-// allocation.
-void Retirement::drop_lease_counts() noexcept {
-  // Outside every lock: the last lease may free memory or run an owner.
-  for (const auto& [alloc, n] : drops_) alloc->drop_leases(n);
-  drops_.clear();
-}
-
-void Retirement::count_drop(AllocationState* a, std::uint32_t n) {
-  for (auto& d : drops_) {
-    if (d.first == a) {
-      d.second += n;
-      return;
-    }
-  }
-  drops_.emplace_back(a, n);
-}
-
-// Releases what the settled prefix held, publishes each outcome (release
-// order, after the leases are gone, so a waiter that sees "retired" sees the
-// memory released), then unlinks and recycles the records.
-void Retirement::settle(StreamState& s, const Submission* newest) {
-  const ProfileScope timed(retire_profile().settle);
-  Submission* last = outcomes_.back().sub;
-  std::uint64_t user = 0, retired = 0, quarantined_n = 0, released_leases = 0, quarantined_leases = 0;
-  std::uint64_t proven = 0;
-  for (const Outcome& o : outcomes_) {
-    Submission& p = *o.sub;
-    if (p.user_visible()) ++user;
-    if (o.completed) {
-      released_leases += p.leases.size();
-      untrack_leases(p);
-      proven = p.seq;
-      if (p.user_visible()) ++retired;
-    } else {
-      quarantine(p);
-      // Its leases stay held forever: count them with the context, which
-      // outlives this stream.
-      quarantined_leases += p.leases.size();
-      if (p.user_visible()) ++quarantined_n;
-    }
-  }
-  // Stream order: a completed event proves everything enqueued before it,
-  // the stream's allocations and frees included.
-  if (proven != 0) s.anchor->proven_seq.store(proven, std::memory_order_release);
-  drop_lease_counts();
-  if (s.has_release_work()) finish_releases(s, last->seq);
-  // Each outcome is published to its futures (release order, after the
-  // leases are gone); a record no future refers to cannot be observed any
-  // more, so it keeps its `pending` state and goes straight back to the
-  // pool (its events too, which the submitter moves to the free list), and
-  // retiring it writes as little as possible to what the submitting thread
-  // reuses.
-  if (LatencyHistogram* h = s.ctx->retire_latency.get()) {
-    const std::uint64_t now = Submission::now_ns();
-    for (const Outcome& o : outcomes_) {
-      const std::uint64_t t = o.sub->submitted_ns;
-      if (o.completed && t != 0 && o.sub->user_visible()) h->record(now > t ? now - t : 0);
-    }
-  }
-  reuse_.clear();
-  handed_off_.clear();
-  for (const Outcome& o : outcomes_) {
-    Submission& p = *o.sub;
-    if (!o.completed) {
-      p.state.store(SubmissionState::quarantined, std::memory_order_release);
-      continue;
-    }
-    if (p.keep_alive) p.keep_alive.reset();
-    if (p.refs.load(std::memory_order_acquire) == 1) {
-      reuse_.push_back(&p);
-    } else {
-      p.state.store(SubmissionState::retired, std::memory_order_release);
-      handed_off_.push_back(&p);
-    }
-  }
-  const std::uint64_t last_seq = last->seq;
-  unlink_settled(s, newest, last);
-  bump(s.leases_released, released_leases + quarantined_leases);
-  if (quarantined_leases) s.ctx->quarantined_leases.fetch_add(quarantined_leases, std::memory_order_relaxed);
-  bump(s.retired, retired);
-  bump(s.quarantined, quarantined_n);
-  bump(s.user_settled, user);
-  s.settled_seq.store(last_seq, std::memory_order_seq_cst);  // the queue is shorter from here on
-}
-
-// Unlinking (stream_state.hpp, `sentinel`). While `last` is not the
-// newest submission seen at the start of the sweep, its `next` is stable
-// and the queue stays non-empty, so submitters never touch `head` and
-// moving it needs no lock. Emptying the queue (tail to null, racing an
-// append) needs the stream's lock, and so does unlinking quarantined
-// records (their `next` is cleared) and letting go of records a future
-// holds (a walker holding the lock may be reading them). Without a waiter
-// or a quarantine the lock is only tried: if a submitter holds it, `last`
-// stays linked as the sentinel, and the records a future holds wait in
-// `unlinked_handoffs` until the lock is next had.
-void Retirement::unlink_settled(StreamState& s, const Submission* newest, Submission* last)
-    TANDEM_NO_THREAD_SAFETY_ANALYSIS {
-  Submission* const old_sentinel = s.sentinel.load(std::memory_order_relaxed);
-  const bool old_handed_off = s.sentinel_handed_off;
-  const bool takes_tail = last == newest;
-  const bool last_reusable = !reuse_.empty() && reuse_.back() == last;
-  const bool quarantined =
-      std::any_of(outcomes_.begin(), outcomes_.end(), [](const Outcome& o) { return !o.completed; });
-  bool locked = false;
-  if (takes_tail || quarantined || !s.unlinked_handoffs.empty()) {
-    if (quarantined || waiters_.load(std::memory_order_relaxed) != 0) {
-      const ProfileScope timed(retire_profile().stream_lock);
-      s.mu.lock();
-      locked = true;
-    } else {
-      locked = s.mu.try_lock();
-    }
-  }
-  // The old sentinel leaves the queue with this batch: back to the pool, or
-  // its future keeps it.
-  if (old_sentinel) {
-    if (!old_handed_off) {
-      reuse_.push_back(old_sentinel);
-    } else {
-      handed_off_.push_back(old_sentinel);
-    }
-  }
-  if (locked) {
-    Submission* const rest = last->next;
-    s.head.store(rest, std::memory_order_release);
-    if (!rest) s.tail.store(nullptr, std::memory_order_release);
-    s.sentinel.store(nullptr, std::memory_order_relaxed);
-    for (Submission* p : handed_off_) {
-      if (p->event) s.free_event(std::exchange(p->event, {}));
-      if (p->birth_mark) s.free_event(std::exchange(p->birth_mark, {}));
-      p->next = nullptr;
-      p->stream = nullptr;
-      s.unlinked_handoffs.push_back(p);
-    }
-    for (const Outcome& o : outcomes_) {
-      if (!o.completed) o.sub->next = nullptr;
-    }
-    s.drop_unlinked_locked();
-    s.mu.unlock();
-  } else {
-    Submission* keep = nullptr;
-    if (takes_tail) {
-      keep = last;  // settled, still linked
-      s.head.store(last, std::memory_order_release);
-      s.sentinel.store(last, std::memory_order_release);
-      s.sentinel_handed_off = !last_reusable;
-      if (last_reusable) std::erase(reuse_, last);
-    } else {
-      s.head.store(last->next, std::memory_order_release);
-      s.sentinel.store(nullptr, std::memory_order_relaxed);
-    }
-    for (Submission* p : handed_off_) {
-      if (p == keep) continue;  // its events and queue reference go when it is unlinked
-      s.give_back_events(*p);   // stale copies stay: nothing reads a settled record's events
-      s.unlinked_handoffs.push_back(p);
-    }
-  }
-  // Back to the pool, lock-free: a submitter takes them in when its pool runs
-  // dry. Unlinked: nothing reaches these through the queue any more, except
-  // a walk that began before (their `next` is left as it is).
-  s.give_back(reuse_.data(), reuse_.size());
-  for (const Outcome& o : outcomes_) {
-    if (!o.completed) s.ctx->keep_quarantined(o.sub);  // its leases and events stay, forever
-  }
-}
-
-template <class Pred>
-bool Retirement::wait_until(Clock::time_point deadline, Pred pred) {
-  waiters_.fetch_add(1, std::memory_order_seq_cst);
-  wake();
-  bool ok;
-  {
-    std::unique_lock lk(settled_mu_.native());
-    ok = settled_cv_.wait_until(lk, deadline, pred);
-  }
-  waiters_.fetch_sub(1, std::memory_order_seq_cst);
-  return ok;
-}
-
-bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time_point deadline) {
-  if (on_retirement_thread()) return false;  // would wait for itself
-  // Per stream: its submissions queued before the call, and its releases
-  // pushed before it (frees proven executed, or quarantined).
-  struct Target {
-    StreamState* s;
-    std::uint64_t submitted;
-    std::uint64_t releases;
-  };
-  std::vector<Target> targets;
-  // Streams no handle refers to any more: their last work and the frees
-  // after it were submitted before the call, and a stream releases its
-  // context (the driver context, the platform) only when this thread
-  // destroys it, which can take one more sweep than its work (a marker
-  // first proves the frees done). Waited for by id until they are gone, and
-  // not referenced here, which would keep them alive.
-  std::vector<std::uint64_t> dropped;
-  {
-    Guard g(mu_);
-    for (StreamState* s : streams_) {
-      if (ctx && s->ctx != ctx) continue;
-      if (platform && s->ctx->platform != platform) continue;
-      if (s->refs.load(std::memory_order_acquire) == 1) {
-        dropped.push_back(s->id);
-        continue;
-      }
-      const std::uint64_t target = s->submitted_seq.load(std::memory_order_acquire);
-      const std::uint64_t releases = s->releases_pushed.load(std::memory_order_acquire);
-      if (s->settled_seq.load(std::memory_order_acquire) >= target &&
-          s->releases_finished.load(std::memory_order_acquire) >= releases) {
-        continue;
-      }
-      s->add_ref();  // keep it alive while we watch it
-      targets.push_back({s, target, releases});
-    }
-  }
-  const auto gone = [&] {
-    Guard g(mu_);
-    const auto listed = [&](std::uint64_t id) { return std::find(dropped.begin(), dropped.end(), id) != dropped.end(); };
-    return std::none_of(streams_.begin(), streams_.end(), [&](const StreamState* s) { return listed(s->id); }) &&
-           std::none_of(destroying_.begin(), destroying_.end(), listed);
-  };
-  const bool ok = (targets.empty() && dropped.empty()) || wait_until(deadline, [&] {
-    return std::all_of(targets.begin(), targets.end(),
-                       [](const Target& t) {
-                         return t.s->settled_seq.load(std::memory_order_acquire) >= t.submitted &&
-                                t.s->releases_finished.load(std::memory_order_acquire) >= t.releases;
-                       }) &&
-           (dropped.empty() || gone());
-  });
-  for (const Target& t : targets) t.s->release();
-  return ok;
-}
-
-bool Retirement::wait_sweep(Clock::time_point deadline) {
-  if (on_retirement_thread()) return false;
-  // The sweep under way may have passed a stream already: two ends.
-  const std::uint64_t target = sweeps_.load(std::memory_order_acquire) + 2;
-  return wait_until(deadline, [&] { return sweeps_.load(std::memory_order_acquire) >= target; });
-}
-
-bool Retirement::wait_submission(const Submission& sub, Clock::time_point deadline) {
-  auto done = [&] { return sub.state.load(std::memory_order_acquire) != SubmissionState::pending; };
-  if (done()) return true;
-  if (on_retirement_thread()) return false;
-  return wait_until(deadline, done);
-}
-
 }  // namespace tandem::detail

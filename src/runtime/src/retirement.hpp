@@ -36,7 +36,10 @@
 #include <utility>
 #include <vector>
 
-#include "tandem/detail/locks.hpp"
+#include "tandem/base/guard.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/spin_lock.hpp"
+#include "tandem/base/thread_annotations.hpp"
 
 namespace tandem::detail {
 
@@ -142,7 +145,7 @@ class Retirement {
   template <class Pred>
   bool wait_until(std::chrono::steady_clock::time_point deadline, Pred pred);
 
-  Mutex mu_;
+  base::Mutex mu_;
   std::condition_variable cv_;
   std::vector<StreamState*> streams_ TANDEM_GUARDED_BY(mu_);
   std::uint64_t generation_ TANDEM_GUARDED_BY(mu_) = 0;
@@ -169,7 +172,7 @@ class Retirement {
   std::atomic<bool> dirty_{false};
   std::atomic<std::uint32_t> waiters_{0};
 
-  alignas(64) Mutex settled_mu_;
+  alignas(64) base::Mutex settled_mu_;
   std::condition_variable settled_cv_;
   std::atomic<std::uint64_t> sweeps_{0};  // complete sweeps (wait_sweep)
 

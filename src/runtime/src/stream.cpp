@@ -31,7 +31,7 @@ void Stream::isolate_next_submission() const {
   bool queued = false;
   {
     const detail::NotifyRetirementIfQueued notify{queued, s.retirement};
-    detail::Guard g(s.mu);
+    base::Guard g(s.mu);
     if (s.capture) return;  // captured work is not a submission
     if (const detail::Submission* t = s.tail.load(std::memory_order_relaxed); t && t->covered) {
       (void)s.queue_marker(queued);

@@ -32,7 +32,7 @@ StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHa
     : id(id_), ctx(&ctx_), handle(handle_), owned(owned_), anchor(new StreamAnchor),
       retirement(&Retirement::instance()) {
   ctx_.add_ref();
-  Guard g(anchor->mu);
+  base::Guard g(anchor->mu);
   anchor->stream = this;
 }
 
@@ -47,7 +47,7 @@ const std::uint32_t StreamState::kPrewarmEvents =
 StreamState* StreamState::create(ContextState& ctx, driver::StreamHandle handle, bool owned) {
   auto* s = new StreamState(next_id(IdKind::stream), ctx, handle, owned);
   {
-    Guard g(s->mu);
+    base::Guard g(s->mu);
     const std::uint32_t n = kMaxFreeEvents != 0 ? std::min(kPrewarmEvents, kMaxFreeEvents) : kPrewarmEvents;
     for (std::uint32_t i = 0; i < n; ++i) {
       driver::EventHandle e;
@@ -72,8 +72,8 @@ void StreamState::release() noexcept {
 }
 
 bool StreamState::detach() noexcept {
-  Guard ga(anchor->mu);
-  Guard g(mu);
+  base::Guard ga(anchor->mu);
+  base::Guard g(mu);
   // Another thread may have queued a marker through the anchor meanwhile.
   if (pending() != 0) return false;
   // Frees of memory its last work used go on before it goes (a marker
@@ -99,7 +99,7 @@ bool StreamState::detach() noexcept {
 void StreamState::give_back_events(const Submission& r) noexcept {
   if (!r.event && !r.birth_mark) return;
   {
-    Guard g(returned_mu);
+    base::Guard g(returned_mu);
     try {
       if (r.birth_mark) returned_events.push_back(r.birth_mark);
       if (r.event) returned_events.push_back(r.event);
@@ -109,7 +109,7 @@ void StreamState::give_back_events(const Submission& r) noexcept {
       // No room: into the free list under the stream's lock instead.
     }
   }
-  Guard g(mu);
+  base::Guard g(mu);
   if (r.birth_mark) free_event(r.birth_mark);
   if (r.event) free_event(r.event);
 }
@@ -139,7 +139,7 @@ void StreamState::destroy() noexcept {
   driver::Backend& b = c.backend();
   std::vector<driver::EventHandle> idle, surplus;
   {
-    Guard g(mu);
+    base::Guard g(mu);
     shed_idle(idle, surplus);
   }
   for (driver::EventHandle e : idle) (void)b.event_destroy(c.handle, e);
@@ -175,8 +175,8 @@ void StreamState::destroy_surplus_events() noexcept {
     // finding a birth mark (on a pending record) until its wait on that
     // event is enqueued (submit.cpp, order_after_birth). An event that
     // reached the surplus meanwhile is taken only after that wait.
-    Guard ga(anchor->mu);
-    Guard g(mu);
+    base::Guard ga(anchor->mu);
+    base::Guard g(mu);
     doomed.swap(surplus_events);
     has_surplus.store(false, std::memory_order_relaxed);
   }
@@ -208,7 +208,7 @@ driver::EventHandle StreamState::take_event() {
 void StreamState::give_back(Submission* const* records, std::size_t n) noexcept {
   if (n == 0) return;
   {
-    Guard g(returned_mu);
+    base::Guard g(returned_mu);
     bool room = true;
     try {
       returned_records.reserve(returned_records.size() + n);
@@ -229,7 +229,7 @@ void StreamState::give_back(Submission* const* records, std::size_t n) noexcept 
   }
   // No memory to grow the lists: back into the pool under the stream's lock,
   // as a submitter would.
-  Guard g(mu);
+  base::Guard g(mu);
   for (std::size_t i = 0; i < n; ++i) {
     if (Submission* surplus = reuse_settled(records[i])) delete surplus;
   }
@@ -237,7 +237,7 @@ void StreamState::give_back(Submission* const* records, std::size_t n) noexcept 
 
 void StreamState::take_back_returned() noexcept {
   {
-    Guard g(returned_mu);
+    base::Guard g(returned_mu);
     taken_records.swap(returned_records);
     taken_events.swap(returned_events);
     has_returned.store(false, std::memory_order_relaxed);
@@ -252,7 +252,7 @@ void StreamState::take_back_returned() noexcept {
 }
 
 bool StreamState::push_release(AllocationState* a) noexcept {
-  Guard g(release_mu);
+  base::Guard g(release_mu);
   try {
     release_inbox.push_back(a);
   } catch (...) {
@@ -266,7 +266,7 @@ bool StreamState::push_release(AllocationState* a) noexcept {
 void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
   if (capture) return;
   {
-    Guard g(release_mu);
+    base::Guard g(release_mu);
     release_draining.swap(release_inbox);
     inbox_ready.store(false, std::memory_order_relaxed);
     try {
@@ -288,7 +288,7 @@ void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
       continue;
     }
     const bool ok = b.mem_free_async(ctx->handle, a->base, handle).ok();
-    Guard g(release_mu);  // room was reserved: neither push throws
+    base::Guard g(release_mu);  // room was reserved: neither push throws
     if (ok) {
       unproven.emplace_back(seq_after, a);
       ++enqueued;
@@ -308,7 +308,7 @@ void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
 
 void StreamState::take_settled_releases(std::uint64_t last_seq,
                                         std::vector<std::pair<std::uint64_t, AllocationState*>>& out) {
-  Guard g(release_mu);
+  base::Guard g(release_mu);
   std::size_t k = 0;
   while (k < unproven.size() && unproven[k].first <= last_seq) ++k;
   if (k == 0) return;
@@ -318,7 +318,7 @@ void StreamState::take_settled_releases(std::uint64_t last_seq,
 
 void StreamState::take_failed_releases(std::vector<AllocationState*>& out) {
   if (!has_failed_releases.load(std::memory_order_acquire)) return;
-  Guard g(release_mu);
+  base::Guard g(release_mu);
   out.insert(out.end(), failed_releases.begin(), failed_releases.end());  // may throw: kept for later
   failed_releases.clear();
   has_failed_releases.store(false, std::memory_order_relaxed);

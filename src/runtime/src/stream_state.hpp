@@ -41,7 +41,10 @@
 #include <vector>
 
 #include "submission.hpp"
-#include "tandem/detail/locks.hpp"
+#include "tandem/base/guard.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/spin_lock.hpp"
+#include "tandem/base/thread_annotations.hpp"
 #include "tandem/driver/types.hpp"
 
 namespace tandem::detail {
@@ -66,7 +69,7 @@ struct StreamAnchor {
   std::atomic<std::uint64_t> proven_seq{0};
   // Held while using `stream` from outside its own handles (a free, an
   // ordering marker); the stream is destroyed only after clearing it.
-  SpinLock mu;
+  base::SpinLock mu;
   StreamState* stream TANDEM_GUARDED_BY(mu) = nullptr;
 };
 
@@ -267,7 +270,7 @@ struct StreamState {
 
   // Held across enqueue + event record + queue push, so the queue's order is
   // the order of the events on the device stream.
-  alignas(64) SpinLock mu;
+  alignas(64) base::SpinLock mu;
   // The pending queue, oldest to newest. Submitters append under `mu`; the
   // retirement thread (the only one that unlinks) reads them without it,
   // and moves `head` without it while the queue stays non-empty. Emptying
@@ -356,7 +359,7 @@ struct StreamState {
   // under `release_mu`, a leaf lock; `inbox_ready` (above) spares the
   // submit path the lock while the inbox is empty. `unproven`: frees
   // enqueued, each with the seq of the submission after it, in seq order.
-  alignas(64) SpinLock release_mu;
+  alignas(64) base::SpinLock release_mu;
   std::vector<AllocationState*> release_inbox TANDEM_GUARDED_BY(release_mu);
   std::vector<AllocationState*> release_draining TANDEM_GUARDED_BY(mu);  // the drain's spare list
   std::vector<std::pair<std::uint64_t, AllocationState*>> unproven TANDEM_GUARDED_BY(release_mu);
@@ -371,7 +374,7 @@ struct StreamState {
   // What retirement gave back (give_back), in the order it settled them.
   // Lock order: `mu`, then `returned_mu`. `has_returned` spares the
   // submitter the lock while the lists are empty.
-  alignas(64) SpinLock returned_mu;
+  alignas(64) base::SpinLock returned_mu;
   std::vector<Submission*> returned_records TANDEM_GUARDED_BY(returned_mu);
   std::vector<driver::EventHandle> returned_events TANDEM_GUARDED_BY(returned_mu);
   std::atomic<bool> has_returned{false};

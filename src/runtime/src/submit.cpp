@@ -52,7 +52,7 @@ class TrackerLocks {
 // A stream lock the submit path gives up before the end of its scope.
 class TANDEM_SCOPED_CAPABILITY StreamLock {
  public:
-  explicit StreamLock(SpinLock& mu) TANDEM_ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  explicit StreamLock(base::SpinLock& mu) TANDEM_ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
   ~StreamLock() TANDEM_RELEASE() {
     if (held_) mu_.unlock();
   }
@@ -64,7 +64,7 @@ class TANDEM_SCOPED_CAPABILITY StreamLock {
   StreamLock& operator=(const StreamLock&) = delete;
 
  private:
-  SpinLock& mu_;
+  base::SpinLock& mu_;
   bool held_ = true;
 };
 
@@ -78,20 +78,20 @@ bool overlaps(const AccessRequest& r, const Lease& l) noexcept {
   StreamAnchor& birth = *a.birth;
   bool queued = false;
   const NotifyRetirementIfQueued notify{queued};  // declared first: runs after the locks are released
-  Guard ga(birth.mu);
+  base::Guard ga(birth.mu);
   StreamState* const bs = birth.stream;
   // Gone: it was destroyed only after its allocations were proven done (or
   // could not be: the device failed, and there is nothing to wait on).
   if (!bs) return;
   driver::EventHandle e;
   {
-    Guard gb(bs->mu);
+    base::Guard gb(bs->mu);
     e = bs->birth_event(a.birth_seq, queued);
   }
   if (!e) return;
   // The anchor lock keeps the event alive (events die with their stream);
   // a recycled one is re-recorded on the birth stream only, later still.
-  Guard g(s.mu);
+  base::Guard g(s.mu);
   if (s.capture) {
     throw Error(ErrorCode::unsupported, std::string(what) + " on stream " + std::to_string(s.id) +
                                             " raced with a graph capture beginning on it");
@@ -307,7 +307,7 @@ void resolve_wait_events(const WaitList& waits, WaitEvents& out) TANDEM_NO_THREA
       if (w->stream == nullptr) continue;
       bool queued = false;  // submit() wakes retirement on the way out
       StreamState& os = *w->stream;
-      Guard g(os.mu);
+      base::Guard g(os.mu);
       e = os.event_proving(*w, queued);
     }
     if (e) out.push_back(e);
@@ -343,7 +343,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   if (s.capturing.load(std::memory_order_acquire)) {
     // Capture is per stream and thread (as in CUDA): recorded work is not
     // checked for conflicts now; each replay is.
-    Guard g(s.mu);
+    base::Guard g(s.mu);
     if (s.capture) return capture_locked(s, spec);
   }
   TANDEM_LAUNCH_PHASE(prepare);
@@ -454,7 +454,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
       withdraw_leases_locked(*sub);
     }
     {
-      Guard g(s.mu);
+      base::Guard g(s.mu);
       s.recycle(sub);
     }
     ctx.fail(r, r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver,

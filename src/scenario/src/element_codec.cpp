@@ -6,13 +6,13 @@
 #include <limits>
 #include <sstream>
 
-#include "host_numeric.hpp"
+#include "tandem/base/half.hpp"
 
 namespace tandem::scenario::detail {
 
 namespace {
 
-namespace hn = tandem::kernels::host;
+namespace hn = tandem;  // the half-precision conversions of the base layer
 
 template <class T>
 void store(std::byte* out, T v) noexcept {

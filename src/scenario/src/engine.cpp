@@ -12,6 +12,7 @@
 #include "tandem/errors.hpp"
 #include "tandem/kernels/launch.hpp"
 #include "tandem/launch.hpp"
+#include "tandem/testing/sim.hpp"
 
 namespace tandem::scenario::detail {
 

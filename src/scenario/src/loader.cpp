@@ -103,8 +103,7 @@ class Document {
     if (auto it = doc.find("description"); it != doc.end()) r_.str(*it, "description", s.description);
     if (auto it = doc.find("backend"); it != doc.end()) {
       std::string b;
-      if (r_.enum_str(*it, "backend", {"auto", "cuda", "sim"}, b))
-        s.backend = b == "auto" ? BackendKind::automatic : b == "cuda" ? BackendKind::cuda : BackendKind::sim;
+      if (r_.enum_str(*it, "backend", {"auto", "cuda", "sim"}, b)) s.backend = *parse_backend_kind(b);
     }
     if (auto it = doc.find("device"); it != doc.end()) {
       std::uint64_t d = 0;
@@ -118,8 +117,7 @@ class Document {
     }
     if (auto it = doc.find("conflict_policy"); it != doc.end()) {
       std::string c;
-      if (r_.enum_str(*it, "conflict_policy", {"order", "reject"}, c))
-        s.conflict_policy = c == "order" ? ConflictPolicy::order : ConflictPolicy::reject;
+      if (r_.enum_str(*it, "conflict_policy", {"order", "reject"}, c)) s.conflict_policy = *parse_conflict_policy(c);
     }
   }
 

@@ -6,7 +6,7 @@
 #include "tandem/errors.hpp"
 #include "tandem/kernels/launch.hpp"
 #include "tandem/scenario/device_json.hpp"
-#include "sim_access.hpp"
+#include "tandem/testing/sim.hpp"
 
 namespace tandem::scenario::detail {
 
@@ -17,7 +17,7 @@ namespace {
 ojson runtime_json(const ContextOptions& co) {
   return {{"share_completion_events", co.share_completion_events},
           {"measure_retirement_latency", co.measure_retirement_latency},
-          {"conflict_policy", co.conflict_policy == ConflictPolicy::reject ? "reject" : "order"},
+          {"conflict_policy", conflict_policy_name(co.conflict_policy)},
           {"out_of_memory_wait_ms", std::chrono::duration_cast<std::chrono::milliseconds>(co.out_of_memory_wait).count()}};
 }
 

@@ -54,10 +54,9 @@ struct ParamSpec {
   ArgKind kind = ArgKind::view;
 
   // --- views (SIMT buffers, Tile tensors) ---
-  driver::AccessMode mode = driver::AccessMode::read;
-  // Accessed through device atomics: the runtime must track it as a write
-  // whatever `mode` says (spec/runtime.md §3, atomic relabel).
-  bool atomic = false;
+  // AccessMode::atomic: accessed through device atomics; the runtime must
+  // track it as a write (spec/runtime.md §3, atomic relabel).
+  AccessMode mode = AccessMode::read;
   // The element type this view must have (histogram bins: u32, checksum out:
   // u32); nullopt = the entry's dtype, or any dtype when the entry takes any.
   std::optional<DType> fixed_dtype;
@@ -72,9 +71,7 @@ struct ParamSpec {
   std::optional<double> default_value;
 
   // The access the runtime must declare for this view (atomic -> write).
-  [[nodiscard]] constexpr driver::AccessMode tracked_mode() const noexcept {
-    return atomic ? driver::AccessMode::write : mode;
-  }
+  [[nodiscard]] constexpr AccessMode tracked_mode() const noexcept { return lease_mode_of(mode); }
 };
 
 // A compile-time tile shape. Rank 1: dims = {N, 0}; rank 2: {TM, TN}.
@@ -217,7 +214,7 @@ struct LaunchArg {
 class PackedParams {
  public:
   static constexpr std::size_t kMaxParams = 8;
-  static constexpr std::size_t kSlotBytes = 8 + 16 * kMaxRank;  // the largest TensorParam
+  static constexpr std::size_t kSlotBytes = kParamSlotBytes;  // the largest TensorParam
 
   // params[i] points at parameter i's value inside this object. Valid while
   // this object lives and is not modified.

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "tandem/base/conflict_policy.hpp"  // ConflictPolicy, conflict_policy_name, parse_conflict_policy
 #include "tandem/detail/ref.hpp"
 #include "tandem/device.hpp"
 #include "tandem/driver/types.hpp"
@@ -31,8 +32,6 @@ struct ContextState;
 void ref_add(ContextState* p) noexcept;
 void ref_release(ContextState* p) noexcept;
 }
-
-enum class ConflictPolicy : std::uint8_t { order, reject };
 
 struct ContextOptions {
   ConflictPolicy conflict_policy = ConflictPolicy::order;

@@ -15,9 +15,10 @@
 #include <string>
 #include <string_view>
 
+#include "tandem/base/backend_kind.hpp"  // BackendKind, backend_kind_name, parse_backend_kind
 #include "tandem/detail/ref.hpp"
 #include "tandem/driver/backend.hpp"
-#include "tandem/driver/sim_backend.hpp"
+#include "tandem/driver/sim_config.hpp"
 
 namespace tandem {
 
@@ -26,10 +27,6 @@ struct PlatformState;
 void ref_add(PlatformState* p) noexcept;
 void ref_release(PlatformState* p) noexcept;
 }
-
-enum class BackendKind : std::uint8_t { automatic, cuda, sim };
-
-[[nodiscard]] std::string_view backend_kind_name(BackendKind k) noexcept;
 
 class Device;
 
@@ -56,9 +53,9 @@ class Platform {
   [[nodiscard]] Device device(int ordinal) const;
   [[nodiscard]] std::string driver_version() const;
 
-  // Escape hatches for tests, tools and the scenario engine.
+  // Escape hatch for tests, tools and the scenario engine (the sim's own
+  // controls are behind tandem/testing/sim.hpp).
   [[nodiscard]] driver::Backend& backend() const noexcept;
-  [[nodiscard]] driver::SimBackend* sim_backend() const noexcept;  // null on cuda
 
   // Blocks until everything submitted on this platform before the call has
   // retired or been quarantined, and its streams that no handle refers to

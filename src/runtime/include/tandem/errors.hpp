@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "tandem/base/access_mode.hpp"  // access_mode_name, used in ConflictError's text
 #include "tandem/driver/types.hpp"
 
 namespace tandem {
@@ -57,7 +58,5 @@ class ConflictError : public Error {
   LeaseInfo held;
   LeaseInfo requested;
 };
-
-[[nodiscard]] std::string_view access_mode_name(driver::AccessMode m) noexcept;
 
 }  // namespace tandem

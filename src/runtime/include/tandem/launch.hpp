@@ -33,7 +33,9 @@
 
 namespace tandem {
 
-enum class Access : std::uint8_t { read, write, read_write, atomic };
+// How a launch touches a view: the base layer's AccessMode (read, write,
+// read_write, atomic), under the name launches have always used.
+using Access = AccessMode;
 
 // The one launch configuration type of both models: SIMT launches pass
 // their grid and block; Tile launches leave them to the tile partition.

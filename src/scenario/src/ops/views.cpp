@@ -2,7 +2,7 @@
 #include <span>
 
 #include "../engine.hpp"
-#include "../sim_access.hpp"
+#include "tandem/testing/sim.hpp"
 #include "ops.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/launch.hpp"

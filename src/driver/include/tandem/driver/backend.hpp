@@ -2,7 +2,7 @@
 //
 //   auto cuda = tandem::driver::load_cuda_backend();   // nullptr + reason if
 //                                                       // no driver/device
-//   auto sim  = std::make_unique<tandem::driver::SimBackend>(SimConfig{});
+//   auto sim  = tandem::driver::make_sim_backend(SimConfig{});
 //
 // Contract for every method:
 //   - never throws, returns a Result (status + the backend's raw code + api);
@@ -23,7 +23,9 @@
 #include <string>
 #include <string_view>
 
+#include "tandem/base/backend_kind.hpp"
 #include "tandem/driver/kernel_symbol.hpp"
+#include "tandem/driver/sim_config.hpp"
 #include "tandem/driver/types.hpp"
 
 namespace tandem::driver {
@@ -39,6 +41,8 @@ struct LaunchRequest {
   std::uint32_t access_count = 0;
 };
 
+class SimBackend;  // sim_backend.hpp: only src/driver and tandem/testing/sim.hpp include it
+
 class Backend {
  public:
   Backend() = default;
@@ -46,7 +50,14 @@ class Backend {
   Backend& operator=(const Backend&) = delete;
   virtual ~Backend() = default;
 
-  [[nodiscard]] virtual std::string_view name() const noexcept = 0;  // "cuda" | "sim"
+  // backend_kind_name of what it is ("cuda" | "sim"), or its own name for
+  // a backend that is neither (a test's or a tool's).
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  // This object as the simulated device, whose controls (faults, delays,
+  // violations) tests reach through tandem/testing/sim.hpp; nullptr for any
+  // other backend, a wrapper around the sim included (its calls would
+  // bypass the wrapper). Replaces a dynamic_cast.
+  [[nodiscard]] virtual SimBackend* as_sim() noexcept { return nullptr; }
   [[nodiscard]] virtual std::string driver_version() const = 0;
   // A readable message for a failed Result: api, code name, description.
   [[nodiscard]] virtual std::string describe(const Result& r) const = 0;
@@ -144,5 +155,8 @@ class Backend {
 // Loads the CUDA driver library at run time. Returns nullptr and sets
 // `why` when no driver library, no device, or a build without CUDA support.
 std::unique_ptr<Backend> load_cuda_backend(std::string& why);
+
+// A fresh simulated device (sim_backend.hpp), seen through the interface.
+std::unique_ptr<Backend> make_sim_backend(const SimConfig& config);
 
 }  // namespace tandem::driver

@@ -44,14 +44,6 @@
 
 namespace tandem::driver {
 
-struct SimConfig {
-  std::size_t memory_bytes = std::size_t{1} << 30;  // capacity of each device
-  int devices = 1;
-  // Whether distinct devices can access each other (device_can_access_peer);
-  // false models a machine without P2P, where enabling peer access fails.
-  bool peer_capable = true;
-};
-
 struct Violation {
   enum class Kind : std::uint8_t { use_after_free, unordered_conflict };
   Kind kind = Kind::use_after_free;
@@ -66,7 +58,8 @@ class SimBackend final : public Backend {
   ~SimBackend() override;  // joins the worker threads (drains their queues)
 
   // --- Backend ---------------------------------------------------------------
-  std::string_view name() const noexcept override { return "sim"; }
+  std::string_view name() const noexcept override { return backend_kind_name(BackendKind::sim); }
+  SimBackend* as_sim() noexcept override { return this; }
   std::string driver_version() const override;
   std::string describe(const Result& r) const override;
   Result device_count(int& out) noexcept override;

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tandem/base/access_mode.hpp"
+
 namespace tandem::driver {
 
 // A device address. On `cuda` a CUdeviceptr; on `sim` a virtual address that
@@ -73,13 +75,12 @@ struct DeviceInfo {
   int multiprocessors = 0;
 };
 
-// How a submission touches a byte range. Atomic accesses are declared as
-// writes by the runtime before they reach the driver.
-enum class AccessMode : std::uint8_t { read = 1, write = 2, read_write = 3 };
-
-[[nodiscard]] constexpr bool writes(AccessMode m) noexcept {
-  return (static_cast<unsigned>(m) & 2U) != 0;
-}
+// How a submission touches a byte range: the base layer's one enum. Atomic
+// accesses are declared as writes by the runtime before they reach the
+// driver (lease_mode_of), so a backend sees read, write or read_write.
+using AccessMode = tandem::AccessMode;
+using tandem::reads;
+using tandem::writes;
 
 // One declared access of a launch. `cuda` ignores them; `sim` uses them to
 // detect use-after-free and unordered conflicting accesses.

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "tandem/context.hpp"
-#include "tandem/device.hpp"
+#include "tandem/base/backend_kind.hpp"
+#include "tandem/base/conflict_policy.hpp"
 #include "tandem/scenario/step.hpp"
 
 namespace tandem::scenario {

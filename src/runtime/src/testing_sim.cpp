@@ -1,17 +1,17 @@
-// sim_access.hpp — TEMPORARY until the runtime's testing header lands.
-#pragma once
+// tandem/testing/sim.hpp: the sim's controls and foreign memory, for tests,
+// benchmarks and the scenario engine.
+#include "tandem/testing/sim.hpp"
 
-#include "tandem/context.hpp"
-#include "tandem/device.hpp"
-#include "tandem/driver/sim_backend.hpp"
+#include <string>
+
+#include "platform_state.hpp"
 #include "tandem/errors.hpp"
-#include "tandem/view.hpp"
 
 namespace tandem::testing {
 
-inline driver::SimBackend* sim_backend(const Platform& p) noexcept { return p.sim_backend(); }
+driver::SimBackend* sim_backend(const Platform& p) noexcept { return p.state()->sim; }
 
-inline View adopt_foreign(const Platform& p, Context& ctx, DType t, std::uint64_t len) {
+View adopt_foreign(const Platform& p, Context& ctx, DType t, std::uint64_t len) {
   const std::uint64_t bytes = len * dtype_size(t);
   driver::Backend& b = p.backend();
   const driver::ContextHandle ch = ctx.native();
@@ -24,6 +24,9 @@ inline View adopt_foreign(const Platform& p, Context& ctx, DType t, std::uint64_
                       b.describe(r));
     }
   }
+  // The owner object: frees the memory with the driver when the runtime
+  // says nobody uses it any more. It keeps the platform (and so the
+  // backend) alive until then.
   Platform keep = p;
   try {
     return adopt(ctx, ptr, t, len, [keep, ch, ptr] {

@@ -1,5 +1,6 @@
-// tandem/detail/thread_annotations.hpp — clang thread-safety annotations.
+// tandem/base/thread_annotations.hpp — clang thread-safety annotations.
 //
+// The one set of annotation macros of every layer (driver, sim, runtime).
 // Every field a lock guards is marked TANDEM_GUARDED_BY(lock); clang
 // (-Wthread-safety, on in clang builds) checks them. Other compilers ignore
 // the macros.

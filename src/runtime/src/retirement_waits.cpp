@@ -1,0 +1,99 @@
+// Retirement (retirement.hpp): the waits on it (wait_for_retirement,
+// a future's wait, a sweep) — block until the retirement thread has
+// settled what the caller asked about, or the deadline passes.
+#include "retirement.hpp"
+
+#include "context_state.hpp"
+#include "retire_profile.hpp"
+#include "stream_state.hpp"
+#include "submission.hpp"
+#include "tandem/detail/trace.hpp"
+
+namespace tandem::detail {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+}  // namespace
+
+template <class Pred>
+bool Retirement::wait_until(Clock::time_point deadline, Pred pred) {
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  wake();
+  bool ok;
+  {
+    std::unique_lock lk(settled_mu_.native());
+    ok = settled_cv_.wait_until(lk, deadline, pred);
+  }
+  waiters_.fetch_sub(1, std::memory_order_seq_cst);
+  return ok;
+}
+
+bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time_point deadline) {
+  if (on_retirement_thread()) return false;  // would wait for itself
+  // Per stream: its submissions queued before the call, and its releases
+  // pushed before it (frees proven executed, or quarantined).
+  struct Target {
+    StreamState* s;
+    std::uint64_t submitted;
+    std::uint64_t releases;
+  };
+  std::vector<Target> targets;
+  // Streams no handle refers to any more: their last work and the frees
+  // after it were submitted before the call, and a stream releases its
+  // context (the driver context, the platform) only when this thread
+  // destroys it, which can take one more sweep than its work (a marker
+  // first proves the frees done). Waited for by id until they are gone, and
+  // not referenced here, which would keep them alive.
+  std::vector<std::uint64_t> dropped;
+  {
+    base::Guard g(mu_);
+    for (StreamState* s : streams_) {
+      if (ctx && s->ctx != ctx) continue;
+      if (platform && s->ctx->platform != platform) continue;
+      if (s->refs.load(std::memory_order_acquire) == 1) {
+        dropped.push_back(s->id);
+        continue;
+      }
+      const std::uint64_t target = s->submitted_seq.load(std::memory_order_acquire);
+      const std::uint64_t releases = s->releases_pushed.load(std::memory_order_acquire);
+      if (s->settled_seq.load(std::memory_order_acquire) >= target &&
+          s->releases_finished.load(std::memory_order_acquire) >= releases) {
+        continue;
+      }
+      s->add_ref();  // keep it alive while we watch it
+      targets.push_back({s, target, releases});
+    }
+  }
+  const auto gone = [&] {
+    base::Guard g(mu_);
+    const auto listed = [&](std::uint64_t id) { return std::find(dropped.begin(), dropped.end(), id) != dropped.end(); };
+    return std::none_of(streams_.begin(), streams_.end(), [&](const StreamState* s) { return listed(s->id); }) &&
+           std::none_of(destroying_.begin(), destroying_.end(), listed);
+  };
+  const bool ok = (targets.empty() && dropped.empty()) || wait_until(deadline, [&] {
+    return std::all_of(targets.begin(), targets.end(),
+                       [](const Target& t) {
+                         return t.s->settled_seq.load(std::memory_order_acquire) >= t.submitted &&
+                                t.s->releases_finished.load(std::memory_order_acquire) >= t.releases;
+                       }) &&
+           (dropped.empty() || gone());
+  });
+  for (const Target& t : targets) t.s->release();
+  return ok;
+}
+
+bool Retirement::wait_sweep(Clock::time_point deadline) {
+  if (on_retirement_thread()) return false;
+  // The sweep under way may have passed a stream already: two ends.
+  const std::uint64_t target = sweeps_.load(std::memory_order_acquire) + 2;
+  return wait_until(deadline, [&] { return sweeps_.load(std::memory_order_acquire) >= target; });
+}
+
+bool Retirement::wait_submission(const Submission& sub, Clock::time_point deadline) {
+  auto done = [&] { return sub.state.load(std::memory_order_acquire) != SubmissionState::pending; };
+  if (done()) return true;
+  if (on_retirement_thread()) return false;
+  return wait_until(deadline, done);
+}
+
+}  // namespace tandem::detail
