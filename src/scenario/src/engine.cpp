@@ -21,10 +21,6 @@ namespace {
 constexpr std::uint64_t kKernelInitBytes = std::uint64_t{64} << 20;  // larger fills run a kernel
 constexpr std::uint64_t kDefaultVramTolerance = std::uint64_t{64} << 20;
 
-std::uint64_t ns(Clock::duration d) {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
-}
-
 }  // namespace
 
 Engine::Engine(const Scenario& sc, const RunOptions& opt)
@@ -32,10 +28,10 @@ Engine::Engine(const Scenario& sc, const RunOptions& opt)
       options(opt),
       program(compile(sc)),
       session(sc, program),
-      shadow_on(sc.threads.empty()),
+      shadow_on(sc.threads.empty() && program.uses_shadow),
       handles(program.slot_names, shadow_on ? &shadow : nullptr),
       recorder(opt.progress, op_table().size()) {
-  if (!shadow_on) shadow.disable("the scenario has threads");
+  if (!sc.threads.empty()) shadow.disable("the scenario has threads");
 }
 
 void Engine::exec(const CompiledStep& st, ThreadState& t) { st.row->exec(*this, st, t); }
@@ -46,7 +42,7 @@ bool Engine::run_steps(std::span<const CompiledStep> steps, ThreadState& t) {
     const Step& st = *cs.step;
     std::optional<std::string> code;
     std::string message;
-    const auto t0 = Clock::now();
+    const std::uint64_t t0 = clock.ticks();
     try {
       exec(cs, t);
     } catch (const BodyEnded&) {
@@ -62,7 +58,7 @@ bool Engine::run_steps(std::span<const CompiledStep> steps, ThreadState& t) {
       code = "unsupported";
       message = e.what();
     }
-    t.rec->step_took(st.op, ns(Clock::now() - t0));
+    t.rec->step_took(st.op, clock.ticks() - t0);
     recorder.step_done();
     if (st.expect_error) {
       const std::string actual = code.value_or("success");
@@ -81,8 +77,8 @@ bool Engine::run_steps(std::span<const CompiledStep> steps, ThreadState& t) {
 }
 
 void Engine::submitted(const CompiledStep& st, ThreadState& t, const LaunchFuture& f, std::uint64_t bytes,
-                       Clock::duration took, bool launch) {
-  t.rec->submit_ns.record(ns(took));
+                       std::uint64_t ticks, bool launch) {
+  t.rec->submit_ns.record(ticks);
   if (!f.valid()) return;  // captured into a graph: not a submission (yet)
   t.rec->submissions.add(1);
   if (launch) t.rec->launches.add(1);
@@ -110,7 +106,7 @@ void Engine::init_contents(const CompiledStep& st, ThreadState& t, const View& v
   const ViewLayout layout = ViewLayout::of(v);
   const std::uint64_t n = v.element_count();
   const std::uint64_t bytes = n * v.element_size();
-  const auto t0 = Clock::now();
+  const std::uint64_t t0 = clock.ticks();
   LaunchFuture f;
   if (form.kind == ValueForm::Kind::zero) {
     f = memset_bytes(s, v, 0);
@@ -136,7 +132,7 @@ void Engine::init_contents(const CompiledStep& st, ThreadState& t, const View& v
       if (shadow_on) shadow.write(layout, data);
     }
   }
-  submitted(st, t, f, bytes, Clock::now() - t0, false);
+  submitted(st, t, f, bytes, clock.ticks() - t0, false);
 }
 
 // `len: {"fraction_of_free": f}`: floor(free x f / element size) elements,
@@ -237,7 +233,7 @@ RunResult Engine::run() {
   for (const auto& [d, c] : session.contexts()) {
     if (const LatencyHistogram* h = c.retire_latency()) retire_ns.add(*h);
   }
-  out.report = recorder.report(&retire_ns);
+  out.report = recorder.report(&retire_ns, clock.ns_per_tick());
   // Only now, with the report written, do forgotten handles go (they must
   // not be destroyed while the run measures them).
   handles.release_forgotten();

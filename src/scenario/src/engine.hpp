@@ -17,6 +17,7 @@
 #include "recorder.hpp"
 #include "session.hpp"
 #include "shadow.hpp"
+#include "step_clock.hpp"
 #include "tandem/scenario/executor.hpp"
 
 namespace tandem::scenario::detail {
@@ -53,14 +54,16 @@ class Engine {
   bool shadow_on = false;
   HandleTable handles;
   Recorder recorder;
+  StepClock clock;  // step and submission timings, in its ticks
 
   [[nodiscard]] std::uint64_t repetition() const noexcept { return repetition_; }
   // Runs a list; false when a step failed without expect_error (the rest
   // is listed as skipped and the caller stops too).
   bool run_steps(std::span<const CompiledStep> steps, ThreadState& t);
-  // A submission went out: counters, the stream's last submission.
+  // A submission went out (the runtime call took `ticks` of `clock`):
+  // counters, the stream's last submission.
   void submitted(const CompiledStep& st, ThreadState& t, const LaunchFuture& f, std::uint64_t bytes,
-                 Clock::duration took, bool launch);
+                 std::uint64_t ticks, bool launch);
   // alloc and foreign: model the new memory, name it, then `init` it.
   void name_new_buffer(const CompiledStep& st, ThreadState& t, View v);
   // launch, replay, copy, upload and download may name their future with `id`.

@@ -60,6 +60,12 @@ class Compiler {
       if (f != p_.fault_ids.end()) c.fault = static_cast<int>(f - p_.fault_ids.begin());
     }
     if (s.op == Op::launch) c.launch = plan(s);
+    if (s.op == Op::wait && s.stream) p_.waits_on_streams = true;
+    if ((s.op == Op::drop || s.op == Op::forget) &&
+        std::find(sc_.streams.begin(), sc_.streams.end(), s.id) != sc_.streams.end())
+      p_.drops_streams = true;
+    if (s.op == Op::check && s.what == CheckWhat::contents && s.equals.kind == ValueForm::Kind::shadow)
+      p_.uses_shadow = true;
     if (s.len_fraction_of_free) c.noted = std::make_unique<std::atomic<bool>>(false);
     c.body = steps(s.steps);
     return c;

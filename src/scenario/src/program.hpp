@@ -68,6 +68,14 @@ struct Program {
   std::vector<std::string> fault_ids;   // completion_unknown targets, by fault index
   std::vector<CompiledStep> steps;
   std::vector<std::pair<std::string, std::vector<CompiledStep>>> threads;  // by name, sorted
+  // Some `check contents` compares with "shadow": only then does the run
+  // keep the host model (it replays every kernel on the host).
+  bool uses_shadow = false;
+  // Some `wait` names a stream: only then is each stream's last submission kept.
+  bool waits_on_streams = false;
+  // Some drop or forget names a declared stream: only then can a step find
+  // its stream gone, and streams are looked up in the handle table.
+  bool drops_streams = false;
   [[nodiscard]] std::size_t stream_count() const noexcept { return stream_slots.size() + 1; }  // + default
 };
 

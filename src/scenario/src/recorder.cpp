@@ -63,7 +63,7 @@ void Recorder::merge_repetition() {
   }
 }
 
-ojson Recorder::report(const LatencyHistogram* retire_ns) {
+ojson Recorder::report(const LatencyHistogram* retire_ns, double ns_per_tick) {
   merge_repetition();
   std::lock_guard g(mu_);
   rec_.submissions = rec_.launches = rec_.bytes_moved = 0;
@@ -79,10 +79,14 @@ ojson Recorder::report(const LatencyHistogram* retire_ns) {
   for (std::size_t i = 0; i < ops_; ++i) {
     const LatencyHistogram& h = step_ns_[i];
     if (h.count() == 0) continue;
+    auto ns = [ns_per_tick](std::uint64_t ticks) {
+      return static_cast<std::uint64_t>(static_cast<double>(ticks) * ns_per_tick + 0.5);
+    };
     rec_.step_latency_ns[op_name(static_cast<Op>(i))] = {
-        {"p50", h.quantile(0.50)}, {"p99", h.quantile(0.99)}, {"max", h.max()}, {"samples", h.count()}};
+        {"p50", ns(h.quantile(0.50))}, {"p99", ns(h.quantile(0.99))}, {"max", ns(h.max())}, {"samples", h.count()}};
   }
   rec_.submit_ns = &submit_ns_;
+  rec_.submit_ns_per_tick = ns_per_tick;
   rec_.retire_ns = retire_ns;
   return report_json(rec_);
 }

@@ -41,7 +41,7 @@ struct ThreadRecord {
   std::vector<ErrorRecord> errors;
   std::vector<std::string> skipped;
   Counter submissions, launches, bytes_moved, checks_done, errors_seen;
-  LatencyHistogram submit_ns;
+  LatencyHistogram submit_ns;  // in StepClock ticks, as step_ns
   std::vector<std::unique_ptr<LatencyHistogram>> step_ns;  // per op, made on its first step
 
   void step_took(Op op, std::uint64_t ns) {
@@ -78,8 +78,9 @@ class Recorder {
   [[nodiscard]] std::unique_lock<std::mutex> lock() { return std::unique_lock(mu_); }
   RunRecord& run() noexcept { return rec_; }
 
-  // The report: the threads' counters and histograms summed in.
-  [[nodiscard]] ojson report(const LatencyHistogram* retire_ns);
+  // The report: the threads' counters and histograms (in ticks of
+  // `ns_per_tick` ns) summed in.
+  [[nodiscard]] ojson report(const LatencyHistogram* retire_ns, double ns_per_tick);
 
  private:
   RunProgress* progress_;

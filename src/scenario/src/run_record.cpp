@@ -26,8 +26,11 @@ ojson report_json(const RunRecord& r) {
   }
   ojson submit = {{"p50", 0}, {"p99", 0}, {"max", 0}};
   if (r.submit_ns != nullptr) {
-    submit = {{"p50", r.submit_ns->quantile(0.50)}, {"p99", r.submit_ns->quantile(0.99)},
-              {"max", r.submit_ns->max()}};
+    auto ns = [&r](std::uint64_t ticks) {
+      return static_cast<std::uint64_t>(static_cast<double>(ticks) * r.submit_ns_per_tick + 0.5);
+    };
+    submit = {{"p50", ns(r.submit_ns->quantile(0.50))}, {"p99", ns(r.submit_ns->quantile(0.99))},
+              {"max", ns(r.submit_ns->max())}};
   }
   const double lps = r.body_seconds > 0 ? static_cast<double>(r.launches) / r.body_seconds : 0.0;
   auto vram_json = [](const VramRecord& v) {

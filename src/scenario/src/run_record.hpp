@@ -65,6 +65,7 @@ struct RunRecord {
   std::uint64_t submissions = 0, launches = 0, retired = 0, bytes_moved = 0;
   double body_seconds = 0.0;
   const LatencyHistogram* submit_ns = nullptr;
+  double submit_ns_per_tick = 1.0;  // submit_ns holds clock ticks
   const LatencyHistogram* retire_ns = nullptr;  // null when the runtime does not measure it
   ojson violations = ojson::array();
   // Per op kind: p50/p99/max of a step's wall time in ns (extension).

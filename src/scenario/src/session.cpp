@@ -31,7 +31,7 @@ bool Session::open(const RunOptions& opt, RunRecord& rec) {
   const std::uint32_t highest = sc_.devices.empty() ? sc_.device : *sc_.devices.rbegin();
   cfg.devices = static_cast<int>(highest) + 1;
   try {
-    platform_ = Platform::open(kind, cfg);
+    platform_ = opt.platform ? *opt.platform : Platform::open(kind, cfg);
   } catch (const Error& e) {
     rec.errors.push_back({"backend", "open", std::string(error_code_name(e.code())),
                           "backend '" + std::string(backend_kind_name(kind)) + "' is not available: " + e.what(), 0});
@@ -85,6 +85,7 @@ void Session::start_repetition(HandleTable& handles) {
       auto d = sc_.sim.stream_delay_us.find(name);
       if (d != sc_.sim.stream_delay_us.end()) sim_->set_stream_delay(s.native(), std::chrono::microseconds(d->second));
     }
+    streams_.push_back(s);
     handles.put_stream(program_.stream_slots[i], std::move(s));
   }
   default_stream_ = Stream::create(*ctx_);
@@ -101,6 +102,7 @@ void Session::end_repetition() {
     t->last = {};
   }
   default_stream_.reset();
+  streams_.clear();
   check_streams_.clear();
   if (sim_) sim_->fail_nth_alloc(0);
 }
@@ -120,6 +122,8 @@ std::uint32_t Session::stream_device(const Step& st) const {
 
 Stream Session::stream(HandleTable& handles, const CompiledStep& st) const {
   if (st.stream == kNoSlot) return *default_stream_;
+  // A scenario that never drops a stream cannot find one gone: no look-up.
+  if (!program_.drops_streams) return streams_[st.stream_index];
   return handles.stream(st.stream);
 }
 
@@ -176,6 +180,7 @@ std::vector<std::byte> Session::read_view(const View& v) const {
 }
 
 void Session::submitted_on(std::uint32_t stream_index, const LaunchFuture& f) {
+  if (!program_.waits_on_streams) return;  // nobody asks
   StreamTrack& t = *tracks_[stream_index];
   std::lock_guard g(t.mu);
   t.last = f;

@@ -88,6 +88,7 @@ class Session {
   std::map<std::uint32_t, Context> ctxs_;  // one per device used, ctx_ among them
   driver::SimBackend* sim_ = nullptr;
   std::optional<Stream> default_stream_;
+  std::vector<Stream> streams_;  // this repetition's, by declared order (read-only while steps run)
   std::map<std::uint32_t, Stream> check_streams_;  // per device
   std::vector<std::unique_ptr<StreamTrack>> tracks_;
   std::unique_ptr<std::atomic<bool>[]> fired_;  // per fault index

@@ -29,9 +29,9 @@ void exec_replay(Engine& e, const CompiledStep& s, ThreadState& t) {
   const std::shared_ptr<Handle> h = e.handles.graph(s.graph);
   const Stream stream = e.session.stream(e.handles, s);
   e.session.arm_fault(s, stream);
-  const auto t0 = Clock::now();
+  const std::uint64_t t0 = e.clock.ticks();
   LaunchFuture f = h->graph->graph->replay(stream);
-  e.submitted(s, t, f, 0, Clock::now() - t0, true);
+  e.submitted(s, t, f, 0, e.clock.ticks() - t0, true);
   if (e.shadow_on) {
     for (const auto& effect : h->graph->effects) effect(e.shadow);
   }

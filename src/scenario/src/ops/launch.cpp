@@ -207,9 +207,9 @@ void exec_launch(Engine& e, const CompiledStep& s, ThreadState& t) {
   bind_views(e, st, p);
   const kernels::KernelEntry& entry = resolve(st, p);
   e.session.arm_fault(s, stream);
-  const auto t0 = Clock::now();
+  const std::uint64_t t0 = e.clock.ticks();
   LaunchFuture f = kernels::launch(stream, entry, p.args, p.grid, p.block);
-  const auto took = Clock::now() - t0;
+  const std::uint64_t took = e.clock.ticks() - t0;
   std::uint64_t bytes = 0;
   for (const auto& h : p.held) bytes += h->view.extent_bytes();
   e.submitted(s, t, f, bytes, took, true);

@@ -21,9 +21,9 @@ void exec_copy(Engine& e, const CompiledStep& s, ThreadState& t) {
   const Stream stream = e.session.stream(e.handles, s);
   const std::shared_ptr<Handle> src = e.handles.view(s.src, {"copy source"});
   const std::shared_ptr<Handle> dst = e.handles.view(s.dst, {"copy destination"});
-  const auto t0 = Clock::now();
+  const std::uint64_t t0 = e.clock.ticks();
   LaunchFuture f = tandem::copy(stream, src->view, dst->view);
-  e.submitted(s, t, f, 2 * src->view.extent_bytes(), Clock::now() - t0, false);
+  e.submitted(s, t, f, 2 * src->view.extent_bytes(), e.clock.ticks() - t0, false);
   const ViewLayout sl = ViewLayout::of(src->view), dl = ViewLayout::of(dst->view);
   if (!f.valid() && t.capture != nullptr) {
     if (src->view.extent_bytes() > 0) {
@@ -49,9 +49,9 @@ void exec_upload(Engine& e, const CompiledStep& s, ThreadState& t) {
                                              st.buf + "', which holds " + std::to_string(n) + " elements");
   }
   std::vector<std::byte> data = make_elements(v.dtype(), st.init, n);
-  const auto t0 = Clock::now();
+  const std::uint64_t t0 = e.clock.ticks();
   LaunchFuture f = upload(stream, v, data);
-  e.submitted(s, t, f, data.size(), Clock::now() - t0, false);
+  e.submitted(s, t, f, data.size(), e.clock.ticks() - t0, false);
   const ViewLayout l = ViewLayout::of(v);
   if (!f.valid() && t.capture != nullptr) {
     touch(t, v);
@@ -69,9 +69,9 @@ void exec_download(Engine& e, const CompiledStep& s, ThreadState& t) {
   e.handles.require_free(s.id);
   const Stream stream = e.session.stream(e.handles, s);
   const std::shared_ptr<Handle> h = e.handles.view(s.buf, {"download source"});
-  const auto t0 = Clock::now();
+  const std::uint64_t t0 = e.clock.ticks();
   Download d = download(stream, h->view);
-  e.submitted(s, t, d.future(), h->view.extent_bytes(), Clock::now() - t0, false);
+  e.submitted(s, t, d.future(), h->view.extent_bytes(), e.clock.ticks() - t0, false);
   if (!d.future().valid() && t.capture != nullptr) touch(t, h->view);
   e.name_future(s, d.future());
 }

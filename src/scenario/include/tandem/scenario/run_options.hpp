@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "tandem/device.hpp"
 #include "tandem/scenario/scenario.hpp"
 
 namespace tandem::scenario {
@@ -22,6 +23,10 @@ struct RunProgress {
 
 struct RunOptions {
   std::optional<BackendKind> backend;    // overrides the file's `backend`
+  // Runs on this platform (an embedding program's own, or a benchmark's)
+  // instead of opening one; `backend` and the file's backend and sim
+  // settings for the device count are then not used.
+  std::optional<Platform> platform;
   std::optional<std::uint64_t> repeat;   // overrides the file's `repeat`
   std::string file_text;                 // the file's bytes (for scenario.sha256); may be empty
   std::string tool_version = "0";
