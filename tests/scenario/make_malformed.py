@@ -1,7 +1,20 @@
 #!/usr/bin/env python3
 """Regenerates tests/scenario/malformed/: one invalid scenario per case, plus a
 sidecar NAME.expect with two lines: the JSON path fragment and the message
-fragment that the loader's error must contain. Run: python3 make_malformed.py"""
+fragment that the loader's error must contain (ScenarioLoader.MalformedCorpus).
+
+Two sections:
+  000-499  hand-written cases (raw text, top level, op-specific rules);
+  500-     cases generated from tests/scenario/ops.json, the op table's
+           snapshot (`tandem ops`): for every op, one case per required field
+           left out, one with an unknown field, and one per field whose kind
+           can be broken generically (a handle given a number, an undeclared
+           stream, ...). A new op or field gets its cases from the table.
+
+Regenerate (after changing the op table, whose snapshot the test
+cli.OpsSnapshotIsTheOpTable compares with `tandem ops`):
+  build/release/src/cli/tandem ops > tests/scenario/ops.json && python3 tests/scenario/make_malformed.py
+The script needs only ops.json (no build); it rewrites the whole folder."""
 import copy, json, os, shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -248,13 +261,121 @@ doc("slice_fraction", step({"op": "slice", "id": "v", "of": "x", "offset": 0, "l
 doc("threads_fraction_bad", setk("threads", "writer", value=[{"op": "loop", "count": 2, "steps": [
     {"op": "alloc", "id": "w", "dtype": "u8", "len": {"fraction_of_free": 2}}]}]), "threads.writer[0].steps[0].len.fraction_of_free", "number in (0, 1]")
 
+
+# =============================================================================
+# Generated from the op table: every case below comes from tests/scenario/
+# ops.json (the output of `tandem ops`), numbered from 500, grouped per op in
+# the table's order. No op is named here except where the table cannot say
+# what a valid value is (MINIMAL_OWN): a new op or field gets its cases when
+# the snapshot is regenerated.
+# =============================================================================
+OPS_JSON = os.path.join(HERE, "ops.json")
+TABLE_FIRST = 500  # the first number of the generated cases
+n_hand_written = len(cases)
+
+# Per field kind (ops.json's "kind"): a valid value for a minimal step, and
+# (rule, a value that breaks the field, the message fragment the loader
+# reports: json_reader.cpp, step_reader.cpp), or None where the kind has no
+# generic break.
+KINDS = {
+    "handle": ("x", ("number", 7, "expected a non-empty name string, found number 7")),
+    "handle pair": (["a", "b"], ("string", "a", 'expected an array of two handle names [a, b], found string "a"')),
+    "stream": ("s0", ("undeclared", "s9", "unknown stream 's9'")),
+    "dtype": ("f32", ("unknown", "f33", "unknown dtype 'f33'")),
+    "length": (4, ("negative", -1, "expected an integer in [0, ")),
+    "integer": (1, ("negative", -1, "expected an integer in [0, ")),
+    "init form": ("zero", ("number", 5, 'expected "none", "zero", "iota", {"fill": v} or {"random": seed}, found number 5')),
+    "value form": ([1, 2], ("string", "zero", 'expected {"fill": v}, {"iota": {...}} or an array of values, found string "zero"')),
+    "shape": ([4], ("string", "4x4", 'expected an array of 1 to 4 integers >= 0, found string "4x4"')),
+    "ranges": ([[0, 1]], ("empty", [], "expected an array of 1 to 4 [begin, end) pairs, found an array")),
+    "steps": ([{"op": "sleep", "us": 1}], ("object", {}, "expected an array of steps, found an object")),
+    "text": ("hello", ("number", 5, "expected a string, found number 5")),
+    "op-specific": (None, None),  # read by the op's own function: see MINIMAL_OWN
+}
+
+# A minimal valid step takes, for each required field, its kind's valid value.
+# "op-specific" fields are read by the op's own function, so a valid value is
+# given here, with any optional field the op needs to be valid (wait: exactly
+# one of id/stream/all; check: what its `what` takes). A required op-specific
+# field missing here stops the script. (A broken optional field is added to
+# the minimal step: wait's id/stream cases also get "exactly one of".)
+MINIMAL_OWN = {
+    "launch": {"model": "simt", "kernel": "axpy", "args": {"x": "x", "y": "y"}, "scalars": {"a": 2}},
+    "check": {"what": "unique", "of": "x", "value": True},
+    "wait": {"all": True},
+    "vram": {"mark": True},
+    "peer_access": {"devices": [0, 1]},
+}
+UNKNOWN_FIELD = "zzz_unknown"
+
+
+def load_ops():
+    with open(OPS_JSON) as f:
+        ops = json.load(f)
+    for row in ops:
+        for fld in row["fields"]:
+            if fld["kind"] not in KINDS:
+                raise SystemExit("%s: op '%s' field '%s' has kind '%s', unknown to make_malformed.py: add it to KINDS"
+                                 % (OPS_JSON, row["op"], fld["name"], fld["kind"]))
+    return ops
+
+
+def minimal_step(row):
+    names = [fld["name"] for fld in row["fields"]]
+    own = MINIMAL_OWN.get(row["op"], {})
+    for k in own:
+        if k not in names:
+            raise SystemExit("make_malformed.py: MINIMAL_OWN gives op '%s' a field '%s' it does not take"
+                             % (row["op"], k))
+    s = {"op": row["op"]}
+    for fld in row["fields"]:
+        if not fld["required"]:
+            continue
+        valid = KINDS[fld["kind"]][0]
+        if fld["kind"] == "op-specific":
+            if fld["name"] not in own:
+                raise SystemExit("make_malformed.py: op '%s' requires op-specific field '%s': give it a valid "
+                                 "value in MINIMAL_OWN" % (row["op"], fld["name"]))
+            continue
+        s[fld["name"]] = copy.deepcopy(valid)
+    s.update(copy.deepcopy(own))
+    return s
+
+
+def op_cases(row):
+    op = row["op"]
+    base = minimal_step(row)
+    assert UNKNOWN_FIELD not in base
+    for fld in row["fields"]:
+        f = fld["name"]
+        if fld["required"]:
+            s = {k: v for k, v in base.items() if k != f}
+            doc("%s_missing_%s" % (op, f), step(s), "steps[0].%s" % f,
+                "missing required field '%s' for op '%s'" % (f, op))
+    doc("%s_unknown_field" % op, step(dict(base, **{UNKNOWN_FIELD: 1})), "steps[0].%s" % UNKNOWN_FIELD,
+        "unknown field '%s' for op '%s'" % (UNKNOWN_FIELD, op))
+    for fld in row["fields"]:
+        broken = KINDS[fld["kind"]][1]
+        if broken is None:
+            continue
+        rule, value, msg = broken
+        f = fld["name"]
+        doc("%s_%s_%s" % (op, f, rule), step(dict(base, **{f: copy.deepcopy(value)})), "steps[0].%s" % f, msg)
+
+
+for _row in load_ops():
+    op_cases(_row)
+
+
 if __name__ == "__main__":
+    assert n_hand_written <= TABLE_FIRST, "hand-written cases would run into the generated ones"
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
     for i, (name, data, path, msg) in enumerate(cases):
-        base = os.path.join(OUT, "%03d_%s" % (i, name))
+        number = i if i < n_hand_written else TABLE_FIRST + i - n_hand_written
+        base = os.path.join(OUT, "%03d_%s" % (number, name))
         with open(base + ".json", "wb") as f:
             f.write(data)
         with open(base + ".expect", "w") as f:
             f.write(path + "\n" + msg + "\n")
-    print(len(cases), "cases")
+    print(len(cases), "cases:", n_hand_written, "hand-written,", len(cases) - n_hand_written, "from ops.json")
