@@ -129,6 +129,7 @@ struct Request {
   std::vector<std::string> scenario_files;
   bool validate_json = false;
   bool ops_markdown = false;
+  bool ops_json = false;
   RunCommand run;
   std::string run_backend;
   std::uint64_t run_repeat = 0;
@@ -178,6 +179,8 @@ void add_subcommands(CLI::App& app, Request& q) {
   q.validate->add_flag("--json", q.validate_json, "one JSON result per file");
   q.ops = app.add_subcommand("ops", "List the scenario ops: their fields and what they do (JSON, or --markdown)");
   q.ops->add_flag("--markdown", q.ops_markdown, "a markdown table (docs/scenario-ops.md)");
+  q.ops->add_flag("--json", q.ops_json, "JSON (the default): [{op, family, doc, fields: [{name, kind, required, doc}]}]")
+      ->excludes("--markdown");
   add_run(app, q);
 }
 
