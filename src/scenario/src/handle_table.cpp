@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "shadow.hpp"
+#include "tandem/base/guard.hpp"
 #include "tandem/errors.hpp"
 
 namespace tandem::scenario::detail {
@@ -28,7 +29,7 @@ class HandleTable::Locks {
   }
 
  private:
-  std::array<std::unique_lock<std::mutex>, 4> held_;
+  std::array<std::unique_lock<base::Mutex>, 4> held_;
   std::size_t count_ = 0;
 };
 
@@ -57,7 +58,7 @@ void HandleTable::destroy(Handle* h) noexcept {
   }
   const std::uint64_t id = h->view.allocation_id();
   Shard& sh = shard(id);
-  std::lock_guard g(sh.mu);
+  base::Guard g(sh.mu);
   auto it = sh.model.find(id);
   if (it != sh.model.end() && --it->second.views <= 0 && it->second.graphs <= 0) {
     sh.model.erase(it);
@@ -99,18 +100,18 @@ void HandleTable::insert_view_locked(SlotState& s, View v) {
 }
 
 std::shared_ptr<Handle> HandleTable::find(Slot s) {
-  std::lock_guard g(slots_[s]->mu);
+  base::Guard g(slots_[s]->mu);
   return find_locked(*slots_[s]);
 }
 
 std::shared_ptr<Handle> HandleTable::view(Slot s, Role role) {
-  std::lock_guard g(slots_[s]->mu);
+  base::Guard g(slots_[s]->mu);
   return view_locked(*slots_[s], role);
 }
 
 Stream HandleTable::stream(Slot s) {
   SlotState& st = *slots_[s];
-  std::lock_guard g(st.mu);
+  base::Guard g(st.mu);
   if (!st.handle || st.handle->kind != Handle::Kind::stream) {
     fail(ErrorCode::invalid_handle, "stream '" + st.name + "' was dropped" +
                                         (!st.handle ? "" : " (the name now holds a " + kind_of(*st.handle) + ")"));
@@ -119,7 +120,7 @@ Stream HandleTable::stream(Slot s) {
 }
 
 bool HandleTable::holds_stream(Slot s) {
-  std::lock_guard g(slots_[s]->mu);
+  base::Guard g(slots_[s]->mu);
   return slots_[s]->handle && slots_[s]->handle->kind == Handle::Kind::stream;
 }
 
@@ -140,31 +141,31 @@ std::shared_ptr<Handle> HandleTable::graph(Slot s) {
 }
 
 std::optional<AllocationWatch> HandleTable::watch(Slot s) {
-  std::lock_guard g(slots_[s]->mu);
+  base::Guard g(slots_[s]->mu);
   return slots_[s]->watch;
 }
 
 void HandleTable::require_free(Slot s) {
   if (s == kNoSlot) return;
-  std::lock_guard g(slots_[s]->mu);
+  base::Guard g(slots_[s]->mu);
   require_free_locked(*slots_[s]);
 }
 
 void HandleTable::put_view(Slot s, View v) {
   SlotState& st = *slots_[s];
-  std::lock_guard g(st.mu);
+  base::Guard g(st.mu);
   require_free_locked(st);
   if (!v.valid()) {
     insert_view_locked(st, std::move(v));
     return;
   }
-  std::lock_guard m(shard(v.allocation_id()).mu);
+  base::Guard m(shard(v.allocation_id()).mu);
   insert_view_locked(st, std::move(v));
 }
 
 void HandleTable::put_future(Slot s, LaunchFuture f) {
   SlotState& st = *slots_[s];
-  std::lock_guard g(st.mu);
+  base::Guard g(st.mu);
   if (st.handle) {
     fail(ErrorCode::invalid_handle, "submitted, but cannot name its future '" + st.name +
                                         "': the name holds a live " + kind_of(*st.handle));
@@ -177,11 +178,11 @@ void HandleTable::put_future(Slot s, LaunchFuture f) {
 
 void HandleTable::put_graph(Slot s, std::shared_ptr<GraphRecord> g) {
   SlotState& st = *slots_[s];
-  std::lock_guard lk(st.mu);
+  base::Guard lk(st.mu);
   require_free_locked(st);
   for (std::uint64_t a : g->allocations) {
     Shard& sh = shard(a);
-    std::lock_guard m(sh.mu);
+    base::Guard m(sh.mu);
     ++sh.model[a].graphs;
   }
   auto h = std::make_unique<Handle>();
@@ -195,11 +196,13 @@ void HandleTable::put_stream(Slot s, Stream stream) {
   h->kind = Handle::Kind::stream;
   h->stream = std::move(stream);
   std::shared_ptr<Handle> old;  // released after the lock
-  std::lock_guard g(slots_[s]->mu);
+  base::Guard g(slots_[s]->mu);
   old = std::exchange(slots_[s]->handle, wrap(std::move(h)));
 }
 
-void HandleTable::derive(Slot id, Slot of, const std::function<View(const View&)>& make) {
+// Locks (several slots at once) is beyond the analysis: it holds each slot used here.
+void HandleTable::derive(Slot id, Slot of, const std::function<View(const View&)>& make)
+    TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   Locks locks(*this, {id, of});
   require_free_locked(*slots_[id]);
   const std::shared_ptr<Handle> h = view_locked(*slots_[of], {"view"});
@@ -207,11 +210,12 @@ void HandleTable::derive(Slot id, Slot of, const std::function<View(const View&)
     insert_view_locked(*slots_[id], make(h->view));
     return;
   }
-  std::lock_guard m(shard(h->view.allocation_id()).mu);
+  base::Guard m(shard(h->view.allocation_id()).mu);
   insert_view_locked(*slots_[id], make(h->view));
 }
 
-void HandleTable::convert(Slot id, Slot from, const std::function<View(View&&, bool, bool)>& make) {
+void HandleTable::convert(Slot id, Slot from, const std::function<View(View&&, bool, bool)>& make)
+    TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   std::shared_ptr<Handle> consumed;  // released after every lock
   Locks locks(*this, {id, from});
   SlotState& src = *slots_[from];
@@ -224,7 +228,7 @@ void HandleTable::convert(Slot id, Slot from, const std::function<View(View&&, b
   const std::uint64_t a = h->view.allocation_id();
   settle_graph_releases();
   Shard& sh = shard(a);
-  std::lock_guard m(sh.mu);
+  base::Guard m(sh.mu);
   auto it = sh.model.find(a);
   const bool known = it != sh.model.end() && it->second.uncertain == 0;
   const bool unique = it != sh.model.end() && it->second.views == 1 && it->second.graphs == 0;
@@ -235,7 +239,7 @@ void HandleTable::convert(Slot id, Slot from, const std::function<View(View&&, b
   insert_view_locked(*slots_[id], std::move(out));
 }
 
-void HandleTable::split(Slot of, std::array<Slot, 2> ids, std::uint64_t at) {
+void HandleTable::split(Slot of, std::array<Slot, 2> ids, std::uint64_t at) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   std::shared_ptr<Handle> consumed;  // released after every lock
   if (ids[0] == kNoSlot || ids[1] == kNoSlot || ids[0] == ids[1]) {
     fail(ErrorCode::invalid_handle, "split needs two distinct new handle names");
@@ -251,7 +255,7 @@ void HandleTable::split(Slot of, std::array<Slot, 2> ids, std::uint64_t at) {
   }
   const std::uint64_t a = h->view.allocation_id();
   Shard& sh = shard(a);
-  std::lock_guard m(sh.mu);
+  base::Guard m(sh.mu);
   auto [lo, hi] = std::move(h->view).split_at(at);
   --sh.model[a].views;
   consumed = std::move(src.handle);
@@ -261,7 +265,7 @@ void HandleTable::split(Slot of, std::array<Slot, 2> ids, std::uint64_t at) {
 }
 
 void HandleTable::add_replay(GraphRecord& g, const LaunchFuture& f) {
-  std::lock_guard lk(replays_mu_);
+  base::Guard lk(replays_mu_);
   auto& replays = g.replays;
   replays.erase(std::remove_if(replays.begin(), replays.end(),
                                [](const LaunchFuture& r) { return r.status() == SubmissionStatus::retired; }),
@@ -272,7 +276,7 @@ void HandleTable::add_replay(GraphRecord& g, const LaunchFuture& f) {
 void HandleTable::drop(Slot s, bool forget) {
   std::shared_ptr<Handle> victim;  // destroyed after the lock is released
   {
-    std::lock_guard g(slots_[s]->mu);
+    base::Guard g(slots_[s]->mu);
     victim = find_locked(*slots_[s]);
     slots_[s]->handle.reset();
   }
@@ -282,7 +286,7 @@ void HandleTable::drop(Slot s, bool forget) {
   if (victim->kind == Handle::Kind::future) {
     std::move(victim->future).forget();  // the submission record is leaked on purpose
   } else {
-    std::lock_guard g(forgotten_mu_);
+    base::Guard g(forgotten_mu_);
     forgotten_.push_back(std::move(victim));  // no destructor runs until the report is written
   }
 }
@@ -290,7 +294,7 @@ void HandleTable::drop(Slot s, bool forget) {
 void HandleTable::clear() {
   std::vector<std::shared_ptr<Handle>> victims;
   for (auto& s : slots_) {
-    std::lock_guard g(s->mu);
+    base::Guard g(s->mu);
     if (s->handle) victims.push_back(std::move(s->handle));
   }
   // Graphs dropped now may still have replays in flight.
@@ -302,19 +306,19 @@ void HandleTable::clear() {
 void HandleTable::release_forgotten() {
   std::vector<std::shared_ptr<Handle>> leaked;
   {
-    std::lock_guard g(forgotten_mu_);
+    base::Guard g(forgotten_mu_);
     leaked.swap(forgotten_);
   }
 }
 
 HandleTable::Uniqueness HandleTable::uniqueness(Slot s, Role role) {
-  std::lock_guard g(slots_[s]->mu);
+  base::Guard g(slots_[s]->mu);
   const std::shared_ptr<Handle> h = view_locked(*slots_[s], role);
   settle_graph_releases();
   Uniqueness u;
   const std::uint64_t a = h->view.allocation_id();
   Shard& sh = shard(a);
-  std::lock_guard m(sh.mu);
+  base::Guard m(sh.mu);
   auto it = sh.model.find(a);
   if (it != sh.model.end()) {
     u.known = it->second.uncertain == 0;
@@ -338,26 +342,28 @@ void HandleTable::drop_graph_ref(Shard& sh, std::uint64_t allocation) {
 // A graph handle goes: its references go now, or (replays in flight) when
 // they retire; until then the model cannot know.
 void HandleTable::release_graph(const GraphRecord& r) {
-  std::unique_lock lk(replays_mu_);
-  const std::vector<LaunchFuture> replays = r.replays;
-  lk.unlock();
+  std::vector<LaunchFuture> replays;
+  {
+    base::Guard lk(replays_mu_);
+    replays = r.replays;
+  }
   const bool pending = std::any_of(replays.begin(), replays.end(),
                                    [](const LaunchFuture& f) { return f.status() != SubmissionStatus::retired; });
   for (std::uint64_t a : r.allocations) {
     Shard& sh = shard(a);
-    std::lock_guard m(sh.mu);
+    base::Guard m(sh.mu);
     if (pending) ++sh.model[a].uncertain;
     else drop_graph_ref(sh, a);
   }
   if (!pending) return;
-  std::lock_guard g(releasing_mu_);
+  base::Guard g(releasing_mu_);
   releasing_.push_back({r.allocations, replays});
   releasing_count_.fetch_add(1, std::memory_order_release);
 }
 
 void HandleTable::settle_graph_releases() {
   if (releasing_count_.load(std::memory_order_acquire) == 0) return;
-  std::lock_guard g(releasing_mu_);
+  base::Guard g(releasing_mu_);
   for (auto it = releasing_.begin(); it != releasing_.end();) {
     const PendingRelease& p = *it;
     const bool quarantined = std::any_of(p.replays.begin(), p.replays.end(), [](const LaunchFuture& f) {
@@ -372,7 +378,7 @@ void HandleTable::settle_graph_releases() {
     // before publishing "retired"), so the references are gone now.
     for (std::uint64_t a : p.allocations) {
       Shard& sh = shard(a);
-      std::lock_guard m(sh.mu);
+      base::Guard m(sh.mu);
       auto e = sh.model.find(a);
       if (e == sh.model.end()) continue;
       --e->second.uncertain;

@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +27,8 @@
 #include "handles.hpp"
 #include "program.hpp"
 #include "tandem/allocation_watch.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/thread_annotations.hpp"
 
 namespace tandem::scenario::detail {
 
@@ -97,14 +98,14 @@ class HandleTable {
 
  private:
   struct SlotState {
-    std::string name;
-    std::mutex mu;
-    std::shared_ptr<Handle> handle;          // guarded by mu
-    std::optional<AllocationWatch> watch;    // guarded by mu
+    std::string name;  // set once
+    base::Mutex mu;
+    std::shared_ptr<Handle> handle TANDEM_GUARDED_BY(mu);
+    std::optional<AllocationWatch> watch TANDEM_GUARDED_BY(mu);
   };
   struct Shard {
-    std::mutex mu;
-    std::unordered_map<std::uint64_t, AllocationModel> model;  // guarded by mu
+    base::Mutex mu;
+    std::unordered_map<std::uint64_t, AllocationModel> model TANDEM_GUARDED_BY(mu);
   };
   // Dropped graphs with replays in flight: what the model still counts for
   // them. Never the Graph itself (the runtime must be free to destroy it).
@@ -115,25 +116,28 @@ class HandleTable {
   class Locks;  // several slots, ascending
 
   Shard& shard(std::uint64_t allocation) noexcept { return shards_[allocation % shards_.size()]; }
-  std::shared_ptr<Handle> wrap(std::unique_ptr<Handle> h);  // counts a view (its shard held)
+  // Counts a view: its shard is held (a view of no allocation needs none).
+  std::shared_ptr<Handle> wrap(std::unique_ptr<Handle> h) TANDEM_NO_THREAD_SAFETY_ANALYSIS;
   void destroy(Handle* h) noexcept;
-  std::shared_ptr<Handle> find_locked(SlotState& s);
-  std::shared_ptr<Handle> view_locked(SlotState& s, Role role);
-  void require_free_locked(SlotState& s);
-  void insert_view_locked(SlotState& s, View v);  // slot and the view's shard held
-  void settle_graph_releases();
-  void drop_graph_ref(Shard& sh, std::uint64_t allocation);  // sh held
-  void release_graph(const GraphRecord& r);
+  static std::shared_ptr<Handle> find_locked(SlotState& s) TANDEM_REQUIRES(s.mu);
+  static std::shared_ptr<Handle> view_locked(SlotState& s, Role role) TANDEM_REQUIRES(s.mu);
+  static void require_free_locked(SlotState& s) TANDEM_REQUIRES(s.mu);
+  // The slot and the view's shard are held.
+  void insert_view_locked(SlotState& s, View v) TANDEM_REQUIRES(s.mu);
+  void settle_graph_releases() TANDEM_EXCLUDES(releasing_mu_);
+  static void drop_graph_ref(Shard& sh, std::uint64_t allocation) TANDEM_REQUIRES(sh.mu);
+  void release_graph(const GraphRecord& r) TANDEM_EXCLUDES(releasing_mu_, replays_mu_);
 
   std::vector<std::unique_ptr<SlotState>> slots_;
   std::array<Shard, 64> shards_;
   Shadow* shadow_;  // single-thread runs only; null when off
-  std::mutex releasing_mu_;
-  std::vector<PendingRelease> releasing_;  // guarded by releasing_mu_
-  std::atomic<std::size_t> releasing_count_{0};
-  std::mutex replays_mu_;  // every GraphRecord's replays
-  std::mutex forgotten_mu_;
-  std::vector<std::shared_ptr<Handle>> forgotten_;  // guarded by forgotten_mu_: never dropped during the run
+  base::Mutex releasing_mu_;
+  std::vector<PendingRelease> releasing_ TANDEM_GUARDED_BY(releasing_mu_);
+  std::atomic<std::size_t> releasing_count_{0};  // releasing_.size(), read without the lock
+  base::Mutex replays_mu_;  // every GraphRecord's `replays`
+  base::Mutex forgotten_mu_;
+  // Never dropped during the run: they go after the report is written.
+  std::vector<std::shared_ptr<Handle>> forgotten_ TANDEM_GUARDED_BY(forgotten_mu_);
   std::atomic<std::uint64_t> checks_{0}, failures_{0};
 };
 

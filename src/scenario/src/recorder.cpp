@@ -28,12 +28,12 @@ void Recorder::step_done() noexcept {
 }
 
 void Recorder::note(std::string text) {
-  std::lock_guard g(mu_);
+  base::Guard g(mu_);
   rec_.notes.push_back(std::move(text));
 }
 
 void Recorder::step_note(const Step& st, std::uint64_t repetition, ojson counters) {
-  std::lock_guard g(mu_);
+  base::Guard g(mu_);
   rec_.step_notes.push_back(
       {{"step", st.path}, {"repetition", repetition}, {"message", st.message}, {"counters", std::move(counters)}});
 }
@@ -52,7 +52,7 @@ ojson Recorder::counters() const {
 }
 
 void Recorder::merge_repetition() {
-  std::lock_guard g(mu_);
+  base::Guard g(mu_);
   for (const auto& t : threads_) {
     for (auto& c : t->checks) rec_.checks.push_back(std::move(c));
     for (auto& e : t->errors) rec_.errors.push_back(std::move(e));
@@ -65,7 +65,7 @@ void Recorder::merge_repetition() {
 
 ojson Recorder::report(const LatencyHistogram* retire_ns, double ns_per_tick) {
   merge_repetition();
-  std::lock_guard g(mu_);
+  base::Guard g(mu_);
   rec_.submissions = rec_.launches = rec_.bytes_moved = 0;
   for (const auto& t : threads_) {
     rec_.submissions += t->submissions.get();

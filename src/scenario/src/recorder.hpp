@@ -13,11 +13,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "run_record.hpp"
+#include "tandem/base/guard.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/thread_annotations.hpp"
 #include "tandem/latency_histogram.hpp"
 #include "tandem/scenario/run_options.hpp"
 #include "tandem/scenario/step.hpp"
@@ -73,10 +75,15 @@ class Recorder {
   // move into the run record, in thread order.
   void merge_repetition();
 
-  // The run record, for the engine's own writes (setup, vram, the end).
-  // Callers hold lock() when threads may be running.
-  [[nodiscard]] std::unique_lock<std::mutex> lock() { return std::unique_lock(mu_); }
-  RunRecord& run() noexcept { return rec_; }
+  // Changes the run record while steps may run (a vram mark or check).
+  template <class F>
+  void update(F&& f) TANDEM_EXCLUDES(mu_) {
+    base::Guard g(mu_);
+    f(rec_);
+  }
+  // The run record for the engine's own writes before the first step and
+  // after the last (setup, the end), when no step runs: no lock.
+  RunRecord& run() noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS { return rec_; }
 
   // The report: the threads' counters and histograms (in ticks of
   // `ns_per_tick` ns) summed in.
@@ -86,8 +93,8 @@ class Recorder {
   RunProgress* progress_;
   std::size_t ops_;
   std::vector<std::unique_ptr<ThreadRecord>> threads_;
-  std::mutex mu_;
-  RunRecord rec_;  // guarded by mu_ while threads run
+  base::Mutex mu_;
+  RunRecord rec_ TANDEM_GUARDED_BY(mu_);
   LatencyHistogram submit_ns_;
   std::unique_ptr<LatencyHistogram[]> step_ns_;  // per op
 };

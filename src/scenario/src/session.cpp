@@ -2,6 +2,7 @@
 #include "session.hpp"
 
 #include "handle_table.hpp"
+#include "tandem/base/guard.hpp"
 #include "run_record.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/kernels/launch.hpp"
@@ -75,7 +76,7 @@ bool Session::open(const RunOptions& opt, RunRecord& rec) {
 void Session::start_repetition(HandleTable& handles) {
   for (std::size_t i = 0; i < program_.fault_ids.size(); ++i) fired_[i].store(false);
   for (auto& t : tracks_) {
-    std::lock_guard g(t->mu);
+    base::Guard g(t->mu);
     t->last = {};
   }
   for (std::size_t i = 0; i < sc_.streams.size(); ++i) {
@@ -98,7 +99,7 @@ void Session::start_repetition(HandleTable& handles) {
 
 void Session::end_repetition() {
   for (auto& t : tracks_) {
-    std::lock_guard g(t->mu);
+    base::Guard g(t->mu);
     t->last = {};
   }
   default_stream_.reset();
@@ -182,13 +183,13 @@ std::vector<std::byte> Session::read_view(const View& v) const {
 void Session::submitted_on(std::uint32_t stream_index, const LaunchFuture& f) {
   if (!program_.waits_on_streams) return;  // nobody asks
   StreamTrack& t = *tracks_[stream_index];
-  std::lock_guard g(t.mu);
+  base::Guard g(t.mu);
   t.last = f;
 }
 
 LaunchFuture Session::last_on(std::uint32_t stream_index) {
   StreamTrack& t = *tracks_[stream_index];
-  std::lock_guard g(t.mu);
+  base::Guard g(t.mu);
   return t.last;
 }
 
@@ -203,12 +204,12 @@ void Session::arm_fault(const CompiledStep& st, const Stream& s) {
 }
 
 void Session::mark_vram(std::uint32_t device, std::uint64_t free_bytes) {
-  std::lock_guard g(marks_mu_);
+  base::Guard g(marks_mu_);
   marks_[device] = free_bytes;
 }
 
 std::uint64_t Session::vram_mark(std::uint32_t device) {
-  std::lock_guard g(marks_mu_);
+  base::Guard g(marks_mu_);
   return marks_[device];
 }
 

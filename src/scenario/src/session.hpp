@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "program.hpp"
+#include "tandem/base/mutex.hpp"
+#include "tandem/base/thread_annotations.hpp"
 #include "tandem/context.hpp"
 #include "tandem/device.hpp"
 #include "tandem/launch_future.hpp"
@@ -77,8 +78,8 @@ class Session {
 
  private:
   struct StreamTrack {
-    std::mutex mu;
-    LaunchFuture last;  // guarded by mu
+    base::Mutex mu;
+    LaunchFuture last TANDEM_GUARDED_BY(mu);
   };
 
   const Scenario& sc_;
@@ -92,8 +93,8 @@ class Session {
   std::map<std::uint32_t, Stream> check_streams_;  // per device
   std::vector<std::unique_ptr<StreamTrack>> tracks_;
   std::unique_ptr<std::atomic<bool>[]> fired_;  // per fault index
-  std::mutex marks_mu_;
-  std::map<std::uint32_t, std::uint64_t> marks_;  // guarded by marks_mu_
+  base::Mutex marks_mu_;
+  std::map<std::uint32_t, std::uint64_t> marks_ TANDEM_GUARDED_BY(marks_mu_);
 };
 
 }  // namespace tandem::scenario::detail

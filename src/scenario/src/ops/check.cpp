@@ -236,21 +236,20 @@ void exec_vram(Engine& e, const CompiledStep& s, ThreadState& t) {
     const bool main_device = d == e.scenario.device;
     if (st.vram_mark) {
       e.session.mark_vram(d, free_now);
-      auto lock = e.recorder.lock();
-      e.recorder.run().vram_devices[d].baseline_free = free_now;
-      if (main_device) e.recorder.run().vram.baseline_free = free_now;
+      e.recorder.update([&](RunRecord& rec) {
+        rec.vram_devices[d].baseline_free = free_now;
+        if (main_device) rec.vram.baseline_free = free_now;
+      });
       continue;
     }
     const std::uint64_t mark = e.session.vram_mark(d);
     const auto delta = static_cast<std::int64_t>(mark) - static_cast<std::int64_t>(free_now);
     const bool ok = static_cast<std::uint64_t>(delta < 0 ? -delta : delta) <= st.tolerance_bytes;
-    {
-      auto lock = e.recorder.lock();
-      RunRecord& rec = e.recorder.run();
+    e.recorder.update([&](RunRecord& rec) {
       VramRecord& r = rec.vram_devices[d];
       r = {mark, free_now, st.tolerance_bytes, delta, ok && (!r.checked || r.ok), true};
       if (main_device) rec.vram = {mark, free_now, st.tolerance_bytes, delta, ok && (!rec.vram.checked || rec.vram.ok), true};
-    }
+    });
     ojson actual = {{"baseline_free", mark}, {"free", free_now}, {"delta", delta}};
     if (e.scenario.devices.size() > 1 || st.device) actual["device"] = d;
     e.record_check(t, st, "vram", {{"delta_at_most", st.tolerance_bytes}}, actual, ok);
