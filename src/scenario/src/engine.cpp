@@ -93,9 +93,9 @@ void Engine::name_future(const CompiledStep& st, LaunchFuture f) {
 
 void Engine::name_new_buffer(const CompiledStep& st, ThreadState& t, View v) {
   if (shadow_on && v.valid()) shadow.on_alloc(v.allocation_id(), v.extent_bytes());
-  std::shared_ptr<Handle> h;
-  handles.put_view(st.id, std::move(v));  // another thread may have taken the name meanwhile
-  h = handles.find(st.id);
+  // Another thread may have taken the name meanwhile (then this fails), or
+  // drop it once it is in (the handle is kept for the init).
+  const std::shared_ptr<Handle> h = handles.put_view(st.id, std::move(v));
   init_contents(st, t, h->view);
 }
 

@@ -151,16 +151,17 @@ void HandleTable::require_free(Slot s) {
   require_free_locked(*slots_[s]);
 }
 
-void HandleTable::put_view(Slot s, View v) {
+std::shared_ptr<Handle> HandleTable::put_view(Slot s, View v) {
   SlotState& st = *slots_[s];
   base::Guard g(st.mu);
   require_free_locked(st);
   if (!v.valid()) {
     insert_view_locked(st, std::move(v));
-    return;
+    return st.handle;
   }
   base::Guard m(shard(v.allocation_id()).mu);
   insert_view_locked(st, std::move(v));
+  return st.handle;
 }
 
 void HandleTable::put_future(Slot s, LaunchFuture f) {

@@ -63,7 +63,9 @@ class HandleTable {
   void require_free(Slot s);
 
   // Puts: the name must be free (another thread may have taken it meanwhile).
-  void put_view(Slot s, View v);  // a new allocation's first view
+  // A new allocation's first view; returns its handle (the name may be
+  // dropped by another thread the moment the lock is let go).
+  std::shared_ptr<Handle> put_view(Slot s, View v);
   void put_future(Slot s, LaunchFuture f);
   void put_graph(Slot s, std::shared_ptr<GraphRecord> g);  // counts its references
   void put_stream(Slot s, Stream st);
