@@ -243,6 +243,57 @@ class BenchReportTest(ReportCase):
         self.assertEqual(alloc["status"], "miss")  # > 1.25
         self.assertIn("allocate + free, 1 MiB, vs cuMemAllocAsync + cuMemFreeAsync (paired)", md)
 
+    def test_a_paired_figure_with_no_pairs_is_absent_and_strict_fails(self):
+        # The C++ median of an empty pair list reads 0: it must come out absent, never 0 (which passes
+        # "<= 1.10"), and --strict must exit non-zero and name it.
+        bench = self.write_bench("gpu.json", "cuda", self.runs(
+            "BM_PairedSimtLaunch", [1e6, 1e6, 1e6], 1, ratio=[0, 0, 0], raw_ns=[0, 0, 0], tracked_ns=[0, 0, 0],
+            pairs=[0, 0, 0]) + self.runs(
+            "BM_PairedTileLaunch", [1e6, 1e6, 1e6], 1, ratio=[1.02, 0, 1.03], raw_ns=[4000, 0, 4000],
+            tracked_ns=[4100, 0, 4100], pairs=[31, 0, 31]) + self.runs(
+            "BM_PairedAllocFree", [1e6, 1e6, 1e6], 1, ratio=[0, 0, 0], raw_ns=[650] * 3, tracked_ns=[0] * 3)
+            + self.runs("BM_TrackedSimtLaunch", [0, 0, 0]) + self.runs("BM_RawLaunch", [4000, 4000, 4000]))
+        out, md = os.path.join(self.tmp.name, "bench.json"), os.path.join(self.tmp.name, "bench.md")
+        r = run(os.path.join(SCRIPTS, "bench_report.py"), "--strict", "--bench", bench, "--out", out, "--md", md,
+                "--git", "x")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        with open(out, encoding="utf-8") as f:
+            doc = json.load(f)
+        for key in ("launch_simt_paired", "launch_tile_paired", "alloc_free"):
+            self.assertEqual(doc["ratios"][key]["status"], "absent", key)
+            self.assertIsNone(doc["ratios"][key]["value"], key)
+        self.assertIn("measured no pairs", doc["ratios"]["launch_simt_paired"]["why"])
+        self.assertIn("1 of 3 repetitions", doc["ratios"]["launch_tile_paired"]["why"])
+        self.assertIn("no pairs measured", doc["ratios"]["alloc_free"]["why"])  # no `pairs` counter, ratio 0
+        self.assertIsNone(doc["ratios"]["launch_simt"]["value"])  # a tracked time of 0 is no ratio
+        self.assertIn("launch_simt_paired", doc["summary"]["absent_keys"])
+        with open(md, encoding="utf-8") as f:
+            text = f.read()
+        failed = [line for line in text.splitlines() if "FAILED:" in line]
+        self.assertTrue(failed, text)
+        self.assertIn("absent launch_simt_paired, launch_tile_paired", failed[0])
+        self.assertIn("FAILED:", r.stderr)
+        # Without --strict the report is written and the exit is 0.
+        r = run(os.path.join(SCRIPTS, "bench_report.py"), "--bench", bench, "--out", out, "--git", "x")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_strict_fails_on_a_missed_target(self):
+        def strict(ratio):
+            bench = self.write_bench("gpu.json", "cuda", self.runs(
+                "BM_PairedSimtLaunch", [1e6] * 3, 1, ratio=[ratio] * 3, raw_ns=[4000] * 3, tracked_ns=[4400] * 3,
+                pairs=[31] * 3))
+            out = os.path.join(self.tmp.name, "bench.json")
+            r = run(os.path.join(SCRIPTS, "bench_report.py"), "--strict", "--bench", bench, "--out", out,
+                    "--git", "x")
+            with open(out, encoding="utf-8") as f:
+                return r, json.load(f)
+        r, doc = strict(1.2)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("missed launch_simt_paired", r.stderr)
+        self.assertEqual(doc["ratios"]["launch_simt_paired"]["status"], "miss")
+        # Every other judged target is absent from this one-benchmark file: still a failure.
+        self.assertIn("absent", r.stderr)
+
     def test_identical_bench_json_compares_clean_and_a_leak_shows(self):
         _, _, out = self.report(fixture("gbench_base.json"))
         r = compare(out, out)
