@@ -20,8 +20,18 @@ repetitions" is judged on the worst of them, and a benchmark with fewer than
 loop's time is judged against the cuda.core loop of --peers; without it that
 row is information only (marked "not judged").
 
-Python 3 stdlib only. Exit status: 0 written; 1 written, but with --strict a
-benchmark failed or leaked; 2 bad input (nothing written).
+No median of nothing is judged: a paired figure whose benchmark measured no
+pairs (counter `pairs` 0 in any repetition: its C++ median of an empty list
+reads 0) and any judged value that is not a finite number is `absent`, never
+0 (which would pass a "<=" target). bench.md's summary line says
+"FAILED: N miss, M absent: <keys>" when any judged target missed or is absent.
+
+--strict (scripts/bench passes it): exit 1 when a benchmark failed or leaked,
+or a judged target missed or is absent; without it those are recorded only.
+Python 3 stdlib only. Exit status: 0 written (with --strict: and every judged
+target passed, nothing failed or leaked); 1 written, but with --strict a
+benchmark failed or leaked, or a judged target missed or is absent; 2 bad
+input (nothing written).
 """
 
 import argparse
@@ -79,8 +89,23 @@ def _finite(x):
 
 
 def counter(name):
-    """A repetition's counter, or None."""
-    return lambda run: run.get(name)
+    """A repetition's counter, or None; None too for a paired repetition that measured no pairs (its
+    counters are the C++ median of an empty list, 0)."""
+    def get(run):
+        pairs = run.get("pairs")
+        return None if _finite(pairs) and pairs <= 0 else run.get(name)
+    return get
+
+
+def no_pairs(f):
+    """Why a paired benchmark's figure is no figure: a repetition (or, with only aggregates written, the
+    median) measured no pairs; None when it has pairs or says nothing about them."""
+    pairs = f.values("pairs")
+    if not pairs:
+        agg = f.aggregates.get("median", {}).get("pairs")
+        pairs = [agg] if _finite(agg) else []
+    empty = sum(1 for p in pairs if p <= 0)
+    return f"{empty} of {len(pairs)} repetitions of {f.key} measured no pairs" if empty else None
 
 
 def per_repetition(figures, bench, per_run, need):
@@ -390,8 +415,8 @@ ABSOLUTES = [
 def judge(value, op, target):
     if op is None:
         return "info"
-    if value is None:
-        return "absent"
+    if not _finite(value):
+        return "absent"  # None, NaN or inf: no figure, never a pass
     return "pass" if (value <= target if op == "<=" else value >= target) else "miss"
 
 
@@ -431,10 +456,14 @@ def paired_entry(r, figures):
         why = f"{r.bench} not in this run"
     elif f.error:
         why = f"{r.bench}: {f.error}"
+    elif no_pairs(f):
+        why = no_pairs(f)
     else:
         value, tv, wv = f.median(r.ratio_counter), f.median(r.tracked_counter), f.median(r.raw_counter)
         if value is None:
             why = f.label or f"{r.bench} reports no {r.ratio_counter}"
+        elif value == 0:  # a ratio of 0 is the median of no pairs, not a figure
+            value, why = None, f"{r.bench}: {r.ratio_counter} is 0 (no pairs measured)"
     e.update({"tracked_value": clean(tv), "raw_value": clean(wv), "value": clean(value),
               "noise": clean(f.cv(r.ratio_counter)) if value is not None else None,
               "status": judge(value, r.op, r.target)})
@@ -460,9 +489,10 @@ def ratio_entry(r, figures, peers=None):
             why.append(f"{getattr(r, name)}: {f.error}")
     tv = t.median(r.metric) if t and not t.error else None
     wv = w.median(r.metric) if w and not w.error else None
-    value = tv / wv if tv is not None and wv else None
+    value = tv / wv if tv and wv else None  # a tracked figure of 0 measured nothing: no ratio
     if value is None and not why:
-        why.append(f"no {e['metric']} in {r.tracked} or {r.raw}")
+        why.append(f"no {e['metric']} in {r.tracked} or {r.raw}" if not (tv == 0 or wv == 0)
+                   else f"{e['metric']} is 0 in {r.tracked if tv == 0 else r.raw}")
     e.update({"tracked_value": clean(tv), "raw_value": clean(wv), "value": clean(value),
               "noise": clean(noise_of(t.cv(r.metric), w.cv(r.metric))) if value is not None else None,
               "status": judge(value, r.op, r.target)})
@@ -531,6 +561,9 @@ def build(bench_path, peers_path, git, bench_rc, host_path=None):
     ratios = {r.key: ratio_entry(r, figures, peers) for r in RATIOS}
     absolute = {a.key: absolute_entry(a, figures, peers) for a in ABSOLUTES}
     judged = [e["status"] for e in list(ratios.values()) + list(absolute.values()) if e["status"] != "info"]
+    summary = {s: judged.count(s) for s in ("pass", "miss", "absent")}
+    for s in ("miss", "absent"):  # which targets, by key, for the FAILED line and --strict
+        summary[f"{s}_keys"] = [k for sec in (ratios, absolute) for k, e in sec.items() if e["status"] == s]
     return {
         "format": FORMAT,
         "git": git_revision(git, context),
@@ -547,7 +580,7 @@ def build(bench_path, peers_path, git, bench_rc, host_path=None):
         "sources": {"benchmarks": os.path.basename(bench_path),
                     "host_benchmarks": os.path.basename(host_path) if host_path else None,
                     "peers": os.path.basename(peers_path) if peers is not None else None},
-        "summary": {s: judged.count(s) for s in ("pass", "miss", "absent")},
+        "summary": summary,
         "ratios": ratios,
         "absolute": absolute,
         "failures": failures,
@@ -603,6 +636,19 @@ def target_text(t, unit=""):
     return f"{sym} {value}{suffix}"
 
 
+def failed_line(doc):
+    """"FAILED: N miss, M absent: <keys>" (and failed or leaking benchmarks), or None when all is well."""
+    s = doc["summary"]
+    miss, absent = s.get("miss_keys", []), s.get("absent_keys", [])
+    if not (miss or absent or doc["failures"] or doc["leaks"]):
+        return None
+    keys = [f"{what} {', '.join(ks)}" for what, ks in (("missed", miss), ("absent", absent)) if ks]
+    line = f"FAILED: {len(miss)} miss, {len(absent)} absent" + (f": {'; '.join(keys)}" if keys else "")
+    if doc["failures"] or doc["leaks"]:
+        line += f"; {len(doc['failures'])} benchmarks failed, {len(doc['leaks'])} leaks"
+    return line
+
+
 def markdown(doc):
     d = doc["device"]
     lines = [f"# tandem benchmarks: {d.get('name') or 'no device'}"]
@@ -618,6 +664,9 @@ def markdown(doc):
         lines += ["", f"**No device:** {d['error']}"]
     s = doc["summary"]
     lines += ["", f"Targets: {s['pass']} pass, {s['miss']} miss, {s['absent']} absent.", ""]
+    verdict = failed_line(doc)
+    if verdict:
+        lines[-1:] = ["", f"**{verdict}**", ""]
     lines += ["| figure | raw | tandem | ratio | target | |", "|---|---|---|---|---|---|"]
     for e in doc["ratios"].values():
         ratio = f"{e['value']:.3f}×" if e["value"] is not None else "—"
@@ -720,7 +769,8 @@ def main():
     ap.add_argument("--md", help="bench.md to write")
     ap.add_argument("--git", help="git revision (default: $TANDEM_GIT_REV, git rev-parse, the binary's)")
     ap.add_argument("--bench-rc", type=int, help="tandem_bench's exit status (non-zero: leak at the end)")
-    ap.add_argument("--strict", action="store_true", help="exit 1 when a benchmark failed or leaked")
+    ap.add_argument("--strict", action="store_true",
+                    help="exit 1 when a benchmark failed or leaked, or a judged target missed or is absent")
     args = ap.parse_args()
     try:
         doc = build(args.bench, args.peers, args.git, args.bench_rc, args.host_bench)
@@ -733,11 +783,10 @@ def main():
     if args.md:
         with open(args.md, "w", encoding="utf-8") as f:
             f.write(markdown(doc))
-    if args.strict and (doc["failures"] or doc["leaks"]):
-        print(f"bench_report: {len(doc['failures'])} benchmarks failed, {len(doc['leaks'])} leaks "
-              f"(see {args.md or args.out})", file=sys.stderr)
-        return 1
-    return 0
+    verdict = failed_line(doc)
+    if verdict:
+        print(f"bench_report: {verdict} (see {args.md or args.out})", file=sys.stderr)
+    return 1 if args.strict and verdict else 0
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 #include <string>
 #include <type_traits>
 
+#include "tandem/detail/planted_slowdown.hpp"
 #include "tandem/errors.hpp"
 
 namespace tandem::kernels {
@@ -52,6 +53,7 @@ void load_catalog(const Context& ctx) {
 
 LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
                     std::optional<driver::Dim3> grid, std::optional<driver::Dim3> block) {
+  TANDEM_PLANTED_LAUNCH_SLOWDOWN();  // nothing unless -DTANDEM_PLANT_LAUNCH_SLOWDOWN=ON (a test build)
   const std::size_t n = entry.params.size();
   if (args.size() != n) {
     fail(entry, std::to_string(args.size()) + " arguments given, the kernel takes " + std::to_string(n));

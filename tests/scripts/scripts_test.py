@@ -136,6 +136,120 @@ class CompareReportTest(unittest.TestCase):
         self.assertIn("status 'fail'", r.stdout)
 
 
+COMPARE_FIXTURES = os.path.join(HERE, "compare_fixtures")
+BAND = os.path.join(ROOT, "results", "h200", "noise-band.json")
+
+
+def compare_fixture(name):
+    return os.path.join(COMPARE_FIXTURES, name)
+
+
+class CompareBandTest(TempDir):
+    """scripts/compare across machines (issue 23, item 4): the committed noise band, absolute figures over the
+    run's raw launch, and a planted 10 % launch slowdown (tests/scripts/compare_fixtures/README.md)."""
+
+    AA = ("aa-50d1681.bench.json", "aa-55c6aee.bench.json")
+
+    def test_same_launch_path_on_two_machines_passes_with_the_band(self):
+        r = compare(compare_fixture(self.AA[0]), compare_fixture(self.AA[1]), "--band", BAND)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("0 regressed", r.stdout)
+        self.assertIn("PROVISIONAL", r.stdout)
+        self.assertIn("(/ raw launch)", r.stdout)  # absolute ns figures normalised
+
+    def test_the_committed_band_is_the_default_for_the_h200(self):
+        r = compare(compare_fixture(self.AA[0]), compare_fixture(self.AA[1]))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("noise band:", r.stdout)
+
+    def test_without_a_band_the_machine_move_is_flagged(self):
+        # What compare said before the band: the drop's max moved 11x with the machine.
+        r = compare(compare_fixture(self.AA[0]), compare_fixture(self.AA[1]), "--no-band")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("absolute.drop_max_ns", r.stdout)
+
+    def test_a_planted_ten_percent_launch_slowdown_fails_and_names_the_launch_rows(self):
+        for base in self.AA:  # against the other machine's run and against its own source
+            r = compare(compare_fixture(base), compare_fixture("planted-55c6aee.bench.json"), "--band", BAND)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            regressed = [line for line in r.stdout.splitlines() if line.startswith("regressed:")]
+            self.assertTrue(regressed, r.stdout)
+            for row in ("ratios.launch_simt_paired", "ratios.launch_tile_paired"):
+                self.assertIn(row, regressed[0], base)
+
+    def test_absolute_ns_figures_are_compared_over_the_runs_raw_launch(self):
+        with open(compare_fixture(self.AA[1]), encoding="utf-8") as f:
+            doc = json.load(f)
+        slower = copy.deepcopy(doc)  # a machine 30 % slower: the raw launch and uniqueness both move
+        slower["ratios"]["launch_simt"]["raw_value"] *= 1.3
+        slower["absolute"]["uniqueness_ns"]["value"] *= 1.3
+        only = copy.deepcopy(doc)  # uniqueness alone 30 % slower: a regression
+        only["absolute"]["uniqueness_ns"]["value"] *= 1.3
+        base = self.write("base.json", doc)
+        r = compare(base, self.write("slower.json", slower), "--no-band")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = compare(base, self.write("only.json", only), "--no-band")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("absolute.uniqueness_ns", r.stdout)
+        r = compare(base, self.write("slower.json", slower), "--no-band", "--no-normalise")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+
+    def test_fit_band_from_aa_runs_and_check_a_held_out_pair(self):
+        out = os.path.join(self.tmp.name, "band.json")
+        a, b = compare_fixture(self.AA[0]), compare_fixture(self.AA[1])
+        r = run(os.path.join(SCRIPTS, "compare"), "--fit-band", a, b, "+", b, a, "--out", out, "--factor", "2",
+                "--floor", "0.05", "--check", a, b)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(out, encoding="utf-8") as f:
+            band = json.load(f)
+        self.assertEqual(band["format"], "tandem.noise-band/1")
+        self.assertEqual(band["device"], "NVIDIA H200")
+        e = band["figures"]["ratios.launch_simt_paired"]
+        self.assertEqual(e["pairs"], 2)
+        self.assertAlmostEqual(e["tolerance"], 0.05)  # the two runs agree to 0.1 %: the floor
+        self.assertGreater(band["figures"]["ratios.graph_replay_1"]["tolerance"], 0.5)  # 1.25 -> 1.00, x 2
+        r = run(os.path.join(SCRIPTS, "compare"), "--fit-band", a, b, "--out", out, "--check", a,
+                compare_fixture("planted-55c6aee.bench.json"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        r = run(os.path.join(SCRIPTS, "compare"), "--fit-band", a, "--out", out)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)  # one run is no A/A pair
+
+    def test_an_unreadable_band_is_a_usage_error(self):
+        r = compare(compare_fixture(self.AA[0]), compare_fixture(self.AA[1]), "--band",
+                    compare_fixture(self.AA[0]))
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+
+    def test_help_explains_normalisation_band_and_exit_status(self):
+        r = run(os.path.join(SCRIPTS, "compare"), "--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for words in ("raw launch median", "noise band", "--fit-band", "Exit status", "held-out"):
+            self.assertIn(words, r.stdout)
+
+
+class GpuCheckTest(unittest.TestCase):
+    """scripts/gpu-check --dry-run: which scenario files each sanitizer runs or skips (no GPU needed)."""
+
+    def test_dry_run_plans_the_sanitizers_over_the_scenario_library(self):
+        r = subprocess.run(["bash", os.path.join(SCRIPTS, "gpu-check"), "--dry-run"], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        plan = {}
+        for line in r.stdout.splitlines():
+            tool, path = line.split()[:2]
+            plan.setdefault(path, []).append((tool, line))
+        for stress in ("50-stress-big-buffer-loop", "55-stress-safety-reuse-on-the-birth-stream",
+                       "56-stress-safety-reuse-on-the-using-stream"):
+            (tool, line), = plan[f"scenarios/{stress}.json"]
+            self.assertEqual(tool, "skip")
+            self.assertIn("fraction_of_free", line)
+        self.assertIn(("memcheck", "memcheck scenarios/40-pipeline-rowsum-one-stream.json"),
+                      plan["scenarios/40-pipeline-rowsum-one-stream.json"])
+        self.assertIn(("racecheck", "racecheck scenarios/40-pipeline-rowsum-one-stream.json"),
+                      plan["scenarios/40-pipeline-rowsum-one-stream.json"])
+        self.assertTrue(any(p.startswith("scenarios/multi-gpu/") and t == "memcheck"
+                            for p, v in plan.items() for t, _ in v))
+
+
 class ReportCase(TempDir):
     def report(self, bench, *extra):
         out, md = os.path.join(self.tmp.name, "bench.json"), os.path.join(self.tmp.name, "bench.md")
@@ -242,6 +356,57 @@ class BenchReportTest(ReportCase):
         self.assertAlmostEqual(alloc["value"], 1.28)
         self.assertEqual(alloc["status"], "miss")  # > 1.25
         self.assertIn("allocate + free, 1 MiB, vs cuMemAllocAsync + cuMemFreeAsync (paired)", md)
+
+    def test_a_paired_figure_with_no_pairs_is_absent_and_strict_fails(self):
+        # The C++ median of an empty pair list reads 0: it must come out absent, never 0 (which passes
+        # "<= 1.10"), and --strict must exit non-zero and name it.
+        bench = self.write_bench("gpu.json", "cuda", self.runs(
+            "BM_PairedSimtLaunch", [1e6, 1e6, 1e6], 1, ratio=[0, 0, 0], raw_ns=[0, 0, 0], tracked_ns=[0, 0, 0],
+            pairs=[0, 0, 0]) + self.runs(
+            "BM_PairedTileLaunch", [1e6, 1e6, 1e6], 1, ratio=[1.02, 0, 1.03], raw_ns=[4000, 0, 4000],
+            tracked_ns=[4100, 0, 4100], pairs=[31, 0, 31]) + self.runs(
+            "BM_PairedAllocFree", [1e6, 1e6, 1e6], 1, ratio=[0, 0, 0], raw_ns=[650] * 3, tracked_ns=[0] * 3)
+            + self.runs("BM_TrackedSimtLaunch", [0, 0, 0]) + self.runs("BM_RawLaunch", [4000, 4000, 4000]))
+        out, md = os.path.join(self.tmp.name, "bench.json"), os.path.join(self.tmp.name, "bench.md")
+        r = run(os.path.join(SCRIPTS, "bench_report.py"), "--strict", "--bench", bench, "--out", out, "--md", md,
+                "--git", "x")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        with open(out, encoding="utf-8") as f:
+            doc = json.load(f)
+        for key in ("launch_simt_paired", "launch_tile_paired", "alloc_free"):
+            self.assertEqual(doc["ratios"][key]["status"], "absent", key)
+            self.assertIsNone(doc["ratios"][key]["value"], key)
+        self.assertIn("measured no pairs", doc["ratios"]["launch_simt_paired"]["why"])
+        self.assertIn("1 of 3 repetitions", doc["ratios"]["launch_tile_paired"]["why"])
+        self.assertIn("no pairs measured", doc["ratios"]["alloc_free"]["why"])  # no `pairs` counter, ratio 0
+        self.assertIsNone(doc["ratios"]["launch_simt"]["value"])  # a tracked time of 0 is no ratio
+        self.assertIn("launch_simt_paired", doc["summary"]["absent_keys"])
+        with open(md, encoding="utf-8") as f:
+            text = f.read()
+        failed = [line for line in text.splitlines() if "FAILED:" in line]
+        self.assertTrue(failed, text)
+        self.assertIn("absent launch_simt_paired, launch_tile_paired", failed[0])
+        self.assertIn("FAILED:", r.stderr)
+        # Without --strict the report is written and the exit is 0.
+        r = run(os.path.join(SCRIPTS, "bench_report.py"), "--bench", bench, "--out", out, "--git", "x")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_strict_fails_on_a_missed_target(self):
+        def strict(ratio):
+            bench = self.write_bench("gpu.json", "cuda", self.runs(
+                "BM_PairedSimtLaunch", [1e6] * 3, 1, ratio=[ratio] * 3, raw_ns=[4000] * 3, tracked_ns=[4400] * 3,
+                pairs=[31] * 3))
+            out = os.path.join(self.tmp.name, "bench.json")
+            r = run(os.path.join(SCRIPTS, "bench_report.py"), "--strict", "--bench", bench, "--out", out,
+                    "--git", "x")
+            with open(out, encoding="utf-8") as f:
+                return r, json.load(f)
+        r, doc = strict(1.2)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("missed launch_simt_paired", r.stderr)
+        self.assertEqual(doc["ratios"]["launch_simt_paired"]["status"], "miss")
+        # Every other judged target is absent from this one-benchmark file: still a failure.
+        self.assertIn("absent", r.stderr)
 
     def test_identical_bench_json_compares_clean_and_a_leak_shows(self):
         _, _, out = self.report(fixture("gbench_base.json"))

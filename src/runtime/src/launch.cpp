@@ -9,6 +9,7 @@
 #include "stream_state.hpp"
 #include "submit.hpp"
 #include "tandem/detail/launch_phases.hpp"
+#include "tandem/detail/planted_slowdown.hpp"
 #include "tandem/errors.hpp"
 #include "view_factory.hpp"
 
@@ -83,6 +84,7 @@ driver::AccessMode lease_mode(Access a, bool view_is_atomic) noexcept {
 LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
                     const driver::LaunchDims& dims, void** params,
                     std::span<const ViewAccess> accesses) {
+  TANDEM_PLANTED_LAUNCH_SLOWDOWN();  // nothing unless -DTANDEM_PLANT_LAUNCH_SLOWDOWN=ON (a test build)
   TANDEM_LAUNCH_PHASE(between);
   detail::StreamState& s = stream_of(stream);
   detail::ContextState& ctx = *s.ctx;
