@@ -5,7 +5,7 @@
 #include <string>
 #include <type_traits>
 
-#include "tandem/detail/planted_slowdown.hpp"
+#include "tandem/base/planted_slowdown.hpp"
 #include "tandem/errors.hpp"
 
 namespace tandem::kernels {

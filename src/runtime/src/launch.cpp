@@ -9,7 +9,7 @@
 #include "stream_state.hpp"
 #include "submit.hpp"
 #include "tandem/detail/launch_phases.hpp"
-#include "tandem/detail/planted_slowdown.hpp"
+#include "tandem/base/planted_slowdown.hpp"
 #include "tandem/errors.hpp"
 #include "view_factory.hpp"
 

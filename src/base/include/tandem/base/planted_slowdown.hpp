@@ -1,4 +1,4 @@
-// tandem/detail/planted_slowdown.hpp — a test build only: a launch made
+// tandem/base/planted_slowdown.hpp — a test build only: a launch made
 // slower on purpose, so that scripts/compare can be shown to catch a launch
 // regression of a known size (issue 23). Compiled in only with
 // -DTANDEM_PLANT_LAUNCH_SLOWDOWN=ON (CMake; default OFF): then
@@ -19,7 +19,7 @@
 #define TANDEM_PLANT_LAUNCH_SLOWDOWN_PERCENT 10
 #endif
 
-namespace tandem::detail {
+namespace tandem::base {
 
 inline constexpr bool kPlantedLaunchSlowdownOn = true;
 
@@ -47,13 +47,13 @@ class PlantedLaunchSlowdown {
   Clock::time_point start_;
 };
 
-}  // namespace tandem::detail
+}  // namespace tandem::base
 
 #define TANDEM_PLANTED_LAUNCH_SLOWDOWN() \
-  const ::tandem::detail::PlantedLaunchSlowdown tandem_planted_launch_slowdown_ {}
+  const ::tandem::base::PlantedLaunchSlowdown tandem_planted_launch_slowdown_ {}
 #else
-namespace tandem::detail {
+namespace tandem::base {
 inline constexpr bool kPlantedLaunchSlowdownOn = false;
-}  // namespace tandem::detail
+}  // namespace tandem::base
 #define TANDEM_PLANTED_LAUNCH_SLOWDOWN() ((void)0)
 #endif
