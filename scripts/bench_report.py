@@ -288,6 +288,90 @@ def sustained_rows(k):
     }
 
 
+OVERHEAD_FRACTION = 0.10  # a launch's overhead (tracked - raw, paired) against the separately timed raw launch
+
+
+def raw_launch_ns(figures, bench, threads=None):
+    """(ns per launch of the separately timed raw launch benchmark, None), or (None, why). For a K-thread
+    benchmark (counter launches_per_s, aggregate) the time per launch on its thread: K / launches_per_s."""
+    f = figures.get(bench)
+    if f is None:
+        return None, f"{bench} not in this run"
+    if f.error:
+        return None, f"{bench}: {f.error}"
+    if threads is None:
+        v = f.median(TIME)
+        return (v, None) if v else (None, f"{bench} reports no time")
+    rate = f.median("launches_per_s")
+    return (threads * 1e9 / rate, None) if rate else (None, f"{bench} reports no launches_per_s")
+
+
+class LaunchOverhead:
+    """tandem's absolute overhead per launch, tracked - raw ns, from the pairs of a paired benchmark (counter
+    `overhead_ns`: the median over the pairs), judged against OVERHEAD_FRACTION x the separately timed raw
+    launch (`raw_bench`'s median; for K threads, K / launches_per_s). The yardstick is the separate raw
+    launch, not the paired raw segments: the paired method slows the raw side (segments from an idle
+    runtime run 0.5-1.0 us slower than the separately timed raw launch on the H200), so a fraction of the
+    paired raw figure would be a looser target."""
+
+    section = "absolute"
+
+    def __init__(self, key, title, bench, raw_bench, threads=None, fraction=OVERHEAD_FRACTION):
+        self.key, self.title, self.bench, self.raw_bench = key, title, bench, raw_bench
+        self.threads, self.fraction = threads, fraction
+
+    def entry(self, figures, peers):
+        f = figures.get(self.bench)
+        value, why = None, None
+        if f is None:
+            why = f"{self.bench} not in this run"
+        elif f.error:
+            why = f"{self.bench}: {f.error}"
+        else:
+            value = f.median("overhead_ns")
+            if value is None:
+                why = f.label or f"{self.bench} reports no overhead_ns"
+        raw, raw_why = raw_launch_ns(figures, self.raw_bench, self.threads)
+        limit = self.fraction * raw if raw is not None else None
+        e = {"title": self.title, "bench": self.bench, "metric": "overhead_ns", "unit": "ns", "better": "lower",
+             "target": f"<= {limit:.1f}" if limit is not None else f"<= {self.fraction} x {self.raw_bench}",
+             "yardstick": {"bench": self.raw_bench, "raw_ns": clean(raw), "fraction": self.fraction},
+             "value": clean(value), "noise": clean(f.cv("overhead_ns")) if value is not None else None}
+        if value is not None and limit is not None:
+            e["status"] = judge(value, "<=", limit)
+        else:
+            e["status"] = "absent"
+            why = "; ".join(w for w in (why, raw_why) if w)
+        if why:
+            e["why"] = why
+        return e
+
+
+def launch_overhead_rows():
+    """The overhead rule for every judged launch figure: the paired SIMT/Tile launches, kernels::launch
+    paired, and the K-thread pairs idle and loaded."""
+    fr = f"<= {OVERHEAD_FRACTION:g} x separate raw launch"
+    rows = [
+        LaunchOverhead("launch_simt_overhead", f"SIMT launch: overhead per launch, tracked - raw (paired), {fr}",
+                       "BM_PairedSimtLaunch", "BM_RawLaunch"),
+        LaunchOverhead("launch_tile_overhead", f"Tile launch: overhead per launch, tracked - raw (paired), {fr}",
+                       "BM_PairedTileLaunch", "BM_RawTileLaunch"),
+        LaunchOverhead("launch_simt_catalog_overhead",
+                       f"SIMT launch via kernels::launch: overhead per launch (paired), {fr}",
+                       "BM_PairedCatalogSimtLaunch", "BM_RawLaunch"),
+        LaunchOverhead("launch_tile_catalog_overhead",
+                       f"Tile launch via kernels::launch: overhead per launch (paired), {fr}",
+                       "BM_PairedCatalogTileLaunch", "BM_RawTileLaunch"),
+    ]
+    for suffix, where, bench in (("", "own streams", ""), ("_loaded", "loaded", "Loaded")):
+        for k in THREADS:
+            rows.append(LaunchOverhead(
+                f"threads_{k}{suffix}_overhead",
+                f"{k} host thread{'s' if k > 1 else ''}, {where}: overhead per launch on its thread (paired), {fr}",
+                f"BM_PairedLaunchThreads{bench}/{k}", f"BM_RawLaunchThreads{bench}/{k}", threads=k))
+    return rows
+
+
 def thread_rows(suffix, where, bench):
     """K-thread aggregate launches/s, idle (suffix "") or under the load ("_loaded"): the paired
     benchmark is judged (>= 0.9), the separate medians are information."""
@@ -313,6 +397,10 @@ RATIOS = [
           "BM_TrackedSimtLaunch", "BM_RawLaunch"),
     Ratio("launch_tile", "Tile launch, separate medians",
           "BM_TrackedTileLaunch", "BM_RawTileLaunch"),
+    Paired("launch_simt_catalog_paired", "SIMT launch via kernels::launch (checks + packing per call; paired)",
+           "BM_PairedCatalogSimtLaunch", "raw_ns", "tracked_ns", "time_ns"),
+    Paired("launch_tile_catalog_paired", "Tile launch via kernels::launch (checks + packing per call; paired)",
+           "BM_PairedCatalogTileLaunch", "raw_ns", "tracked_ns", "time_ns"),
     Ratio("launch_simt_catalog", "SIMT launch via kernels::launch (checks + packing per call)",
           "BM_CatalogSimtLaunch", "BM_RawLaunch"),
     Ratio("launch_tile_catalog", "Tile launch via kernels::launch (checks + packing per call)",
@@ -381,7 +469,7 @@ ABSOLUTES = [
              "BM_TileCopy_Rank2_64x64_1GiB", "ratio_vs_memcpy", "x", ">=", 0.8, better="higher"),
     Absolute("tile_transpose_vs_memcpy", "Tile transpose 1 GiB f32, 64x64, vs driver memcpy bandwidth",
              "BM_TileTranspose_64x64_1GiB", "ratio_vs_memcpy", "x", ">=", 0.8, better="higher"),
-] + [row for k in THREADS for row in sustained_rows(k)["absolute"]] + [
+] + launch_overhead_rows() + [row for k in THREADS for row in sustained_rows(k)["absolute"]] + [
     BigBufferPasses("big_buffer_passes", "big-buffer loop: 10 x 60 % of free memory, 1 ms kernel at each drop",
                     "BM_BigBufferLoop"),
 ]
