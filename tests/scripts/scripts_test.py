@@ -241,7 +241,8 @@ class BenchReportTest(ReportCase):
         self.assertEqual(rt["status"], "pass")
         self.assertAlmostEqual(alloc["value"], 1.28)
         self.assertEqual(alloc["status"], "miss")  # > 1.25
-        self.assertIn("allocate + free, 1 MiB, vs cuMemAllocAsync + cuMemFreeAsync (paired)", md)
+        self.assertIn("allocate + free, 1 MiB, vs cuMemAllocFromPoolAsync + cuMemFreeAsync from a pool with tandem's "
+                      "settings (paired)", md)
 
     def test_identical_bench_json_compares_clean_and_a_leak_shows(self):
         _, _, out = self.report(fixture("gbench_base.json"))
