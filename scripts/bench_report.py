@@ -750,32 +750,54 @@ def markdown(doc):
     return "\n".join(lines) + "\n"
 
 
+# What a launch through each launcher does besides launching (the peers' own entries carry theirs).
+TANDEM_MEMORY_NOTE = "tracks each view's accesses (leases); memory held until the work is proven complete"
+
+
 def peers_markdown(doc):
-    """tandem beside the Python launchers, each against the raw driver launch of its own process."""
+    """tandem beside the Python launchers, each against the raw driver launch measured in its own process with
+    the same method: tandem's rows are its judged paired figures (runtime launch and kernels::launch, raw and
+    tracked segments in alternation in tandem_bench), each peer's ratio is against the raw ctypes/bindings
+    launch of the peers' process, trial by trial (scripts/peers.py)."""
     p = doc.get("peers")
-    rows = []
-    launch = doc["ratios"].get("launch_simt", {})
-    if launch.get("raw_value") is not None:
-        rows.append(("raw `cuLaunchKernel` (C++, tandem_bench)", launch["raw_value"] / 1000, 1.0))
-    if launch.get("tracked_value") is not None:
-        rows.append(("tandem tracked SIMT launch (C++)", launch["tracked_value"] / 1000, launch["value"]))
-    tile = doc["ratios"].get("launch_tile", {})
-    if tile.get("tracked_value") is not None:
-        rows.append(("tandem tracked Tile launch (C++)", tile["tracked_value"] / 1000, tile["value"]))
+    rows = []  # (launcher, per launch us, ratio, tracks accesses, holds memory, note)
+    ratios = doc["ratios"]
+    for key, title in (("launch_simt_paired", "tandem::launch, SIMT copy, 2 views (C++, paired)"),
+                       ("launch_simt_catalog_paired", "tandem kernels::launch, SIMT copy, 2 views (C++, paired)"),
+                       ("launch_tile_paired", "tandem::launch, Tile copy, 2 views (C++, paired)"),
+                       ("launch_tile_catalog_paired", "tandem kernels::launch, Tile copy, 2 views (C++, paired)")):
+        e = ratios.get(key, {})
+        if e.get("tracked_value") is None:
+            continue
+        if not rows:
+            rows.append(("raw `cuLaunchKernel` (C++, tandem_bench's paired raw segments)", e["raw_value"] / 1000,
+                         1.0, False, False, "the driver"))
+        rows.append((title, e["tracked_value"] / 1000, e["value"], True, True, TANDEM_MEMORY_NOTE))
     notes = []
     if p:
         for name, e in p.get("peers", {}).items():
             if e.get("status") == "ok":
-                rows.append((e.get("title", name), e["per_launch_us"]["median"], e.get("ratio_vs_raw")))
+                rows.append((e.get("title", name), e["per_launch_us"]["median"], e.get("ratio_vs_raw"),
+                             e.get("tracks_accesses"), e.get("holds_memory_until_complete"), e.get("memory_note", "")))
             else:
                 notes.append(f"- {e.get('title', name)}: {e.get('status')} ({e.get('reason', '')})")
     if not rows and not notes:
         return []
-    out = ["", "Launch cost beside peers (each against the raw driver launch measured in its own process; "
-           "peers: scripts/peers.py, one empty kernel or a one-element op, submit + drain):", "",
-           "| launcher | per launch | vs raw driver |", "|---|---|---|"]
-    for title, us, ratio in rows:
-        out.append(f"| {title} | {us:.2f} µs | {f'{ratio:.2f}×' if ratio is not None else '—'} |")
+
+    def yes_no(x):
+        return "—" if x is None else ("yes" if x else "no")
+
+    out = ["", "Launch cost beside peers, each against the raw driver launch measured in its own process with the "
+           "same method: tandem's rows are its judged paired figures (raw and tracked segments in alternation; "
+           "the paired raw segments run slower than a separately timed raw launch), each peer's ratio is the "
+           "median over interleaved rounds of its trial over the raw Python launch's trial (scripts/peers.py: "
+           "an empty kernel or a one-element op, N launches + one synchronize). Only tandem tracks accesses and "
+           "holds memory until the work completes:", "",
+           "| launcher | per launch | vs raw driver (own process) | tracks accesses | holds memory until complete | "
+           "memory |", "|---|---|---|---|---|---|"]
+    for title, us, ratio, tracks, holds, note in rows:
+        out.append(f"| {title} | {us:.2f} µs | {f'{ratio:.2f}×' if ratio is not None else '—'} | {yes_no(tracks)} "
+                   f"| {yes_no(holds)} | {note} |")
     if notes:
         out += ["", "Peers not measured:", ""] + notes
     return out
