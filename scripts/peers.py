@@ -518,7 +518,7 @@ def measure(launches, trials):
             entry["per_launch_us"] = {"median": statistics.median(t), "min": min(t), "max": max(t)}
         tracks, holds, note = SEMANTICS.get(key, (None, None, ""))
         entry.update(tracks_accesses=tracks, holds_memory_until_complete=holds, memory_note=note)
-    raws = [(results[k]["per_launch_us"]["median"], k) for k in RAW if "per_launch_us" in results[k]]
+    raws = [(results[k]["per_launch_us"]["median"], k) for k in RAW if "per_launch_us" in results.get(k, {})]
     baseline = min(raws)[1] if raws else None
     if baseline:
         base = results[baseline]
