@@ -48,25 +48,30 @@ auto run_pair(Settle settle, std::int64_t p, Raw raw, Tracked tracked) {
 
 // Pairs of figures where lower is better (ns or us per operation): counters
 // <ratio_name> (median of tracked / raw), <raw_name> and <tracked_name> (the
-// medians of each), pairs.
+// medians of each), pairs, and with an <overhead_name> the median of the
+// pairs' tracked - raw (tandem's absolute overhead per operation, in the
+// figures' unit: the paired launches' `overhead_ns`).
 class TimePairs {
  public:
   void add(double raw, double tracked) {
     ratios_.push_back(tracked / raw);
     raws_.push_back(raw);
     trackeds_.push_back(tracked);
+    overheads_.push_back(tracked - raw);
   }
   void report(benchmark::State& st, const char* raw_name, const char* tracked_name,
-              const char* ratio_name = "ratio") const;
+              const char* ratio_name = "ratio", const char* overhead_name = nullptr) const;
   [[nodiscard]] std::size_t size() const { return ratios_.size(); }
 
  private:
-  std::vector<double> ratios_, raws_, trackeds_;
+  std::vector<double> ratios_, raws_, trackeds_, overheads_;
 };
 
 // Pairs of K-thread lane runs: counters ratio (median of tracked / raw
-// launches/s), the raw and tracked medians, pairs, threads, and the lanes'
-// spreads (lanes.hpp).
+// launches/s), the raw and tracked medians, pairs, threads, the lanes'
+// spreads (lanes.hpp), and overhead_ns: the median of the pairs' tracked -
+// raw time per launch on its thread (K / launches_per_s each: what a launch
+// costs its lane more, tracked).
 class LanePairs {
  public:
   // Throws the first lane failure of either run.
@@ -76,6 +81,7 @@ class LanePairs {
 
  private:
   std::vector<double> ratios_, raws_, trackeds_, raw_spreads_, tracked_spreads_;
+  std::vector<double> raw_lane_ns_, tracked_lane_ns_;  // per launch on its lane: 1e9 K / launches_per_s
   double seconds_ = 0;
 };
 

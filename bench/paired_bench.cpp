@@ -8,8 +8,14 @@
 // effects cancel), each segment starts from an idle runtime (drained,
 // retirement asleep), and the figure is the median of the pair ratios.
 //
-//   BM_PairedSimtLaunch / BM_PairedTileLaunch   counters ratio, raw_ns, tracked_ns
-//   BM_PairedLaunchThreads/K                    counters ratio (tracked / raw launches/s)
+//   BM_PairedSimtLaunch / BM_PairedTileLaunch   counters ratio, raw_ns, tracked_ns,
+//                                               overhead_ns (median of the pairs'
+//                                               tracked - raw ns per launch)
+//   BM_PairedCatalogSimtLaunch / BM_PairedCatalogTileLaunch   the same with the
+//                                               tracked side through kernels::launch
+//                                               (argument checks + packing per call)
+//   BM_PairedLaunchThreads/K                    counters ratio (tracked / raw launches/s),
+//                                               overhead_ns (per launch on its thread)
 #include <chrono>
 #include <cstdlib>
 #include <optional>
@@ -73,7 +79,9 @@ void report_launch_phases(benchmark::State& st, const tandem::detail::LaunchPhas
   }
 }
 
-void paired_launch(benchmark::State& st, KernelKind kind) {
+// `catalog`: the tracked side launches through kernels::launch rather than
+// tandem::launch with prepared parameters.
+void paired_launch(benchmark::State& st, KernelKind kind, bool catalog = false) {
   Env* e = Env::get(st);
   if (e == nullptr) return;
   const RawDriver* d = e->raw_or_skip(st);
@@ -117,7 +125,10 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
     auto tracked_segment = [&] {
       const DriverTimes before = driver_times();
       tandem::detail::launch_phase_reset();
-      const double ns = counted(tracked_pmu, [&] { return per_call_ns(kSegment, [&] { (void)k.tracked(); }); });
+      const double ns = counted(tracked_pmu, [&] {
+        return catalog ? per_call_ns(kSegment, [&] { (void)k.catalog(); })
+                       : per_call_ns(kSegment, [&] { (void)k.tracked(); });
+      });
       phases += tandem::detail::launch_phase_totals();
       driver += driver_times().since(before);
       tracked_total_ns += ns * static_cast<double>(kSegment);
@@ -134,7 +145,7 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
       st.SetIterationTime(total);
     }
     settle(*e);
-    pairs.report(st, "raw_ns", "tracked_ns");
+    pairs.report(st, "raw_ns", "tracked_ns", "ratio", "overhead_ns");
     if (driver_timing_on()) report_driver_split(st, driver, tracked_total_ns);
     if (tandem::detail::kLaunchPhasesOn) report_launch_phases(st, phases, tracked_total_ns);
     if (pmu) {
@@ -149,6 +160,8 @@ void paired_launch(benchmark::State& st, KernelKind kind) {
 
 void BM_PairedSimtLaunch(benchmark::State& st) { paired_launch(st, KernelKind::simt_copy); }
 void BM_PairedTileLaunch(benchmark::State& st) { paired_launch(st, KernelKind::tile_copy); }
+void BM_PairedCatalogSimtLaunch(benchmark::State& st) { paired_launch(st, KernelKind::simt_copy, true); }
+void BM_PairedCatalogTileLaunch(benchmark::State& st) { paired_launch(st, KernelKind::tile_copy, true); }
 
 void BM_PairedLaunchThreads(benchmark::State& st) {
   Env* e = Env::get(st);
@@ -176,7 +189,9 @@ void BM_PairedLaunchThreads(benchmark::State& st) {
 
 void register_paired_benchmarks() {
   for (auto [name, fn] : {std::pair{"BM_PairedSimtLaunch", &BM_PairedSimtLaunch},
-                          std::pair{"BM_PairedTileLaunch", &BM_PairedTileLaunch}}) {
+                          std::pair{"BM_PairedTileLaunch", &BM_PairedTileLaunch},
+                          std::pair{"BM_PairedCatalogSimtLaunch", &BM_PairedCatalogSimtLaunch},
+                          std::pair{"BM_PairedCatalogTileLaunch", &BM_PairedCatalogTileLaunch}}) {
     benchmark::RegisterBenchmark(name, fn)->Iterations(1)->UseManualTime();
   }
   benchmark::RegisterBenchmark("BM_PairedLaunchThreads", BM_PairedLaunchThreads)

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <stdexcept>
 
 namespace tandem_bench {
 
@@ -50,6 +51,10 @@ bool RawDriver::load(std::string& why) {
          resolve(lib, get_proc, "cuMemFreeAsync", 11020, "cuMemFreeAsync", free_async, why) &&
          resolve(lib, get_proc, "cuMemAllocFromPoolAsync", 11020, "cuMemAllocFromPoolAsync", alloc_from_pool_async,
                  why) &&
+         resolve(lib, get_proc, "cuMemPoolCreate", 11020, "cuMemPoolCreate", pool_create, why) &&
+         resolve(lib, get_proc, "cuMemPoolDestroy", 11020, "cuMemPoolDestroy", pool_destroy, why) &&
+         resolve(lib, get_proc, "cuMemPoolSetAttribute", 11020, "cuMemPoolSetAttribute", pool_set_attribute, why) &&
+         resolve(lib, get_proc, "cuMemPoolTrimTo", 11020, "cuMemPoolTrimTo", pool_trim_to, why) &&
          resolve(lib, get_proc, "cuStreamBeginCapture", 10010, "cuStreamBeginCapture_v2", begin_capture, why) &&
          resolve(lib, get_proc, "cuStreamEndCapture", 10000, "cuStreamEndCapture", end_capture, why) &&
          resolve(lib, get_proc, "cuGraphInstantiateWithFlags", 11040, "cuGraphInstantiateWithFlags",
@@ -57,6 +62,42 @@ bool RawDriver::load(std::string& why) {
          resolve(lib, get_proc, "cuGraphLaunch", 10000, "cuGraphLaunch", graph_launch, why) &&
          resolve(lib, get_proc, "cuGraphDestroy", 10000, "cuGraphDestroy", graph_destroy, why) &&
          resolve(lib, get_proc, "cuGraphExecDestroy", 10000, "cuGraphExecDestroy", graph_exec_destroy, why);
+}
+
+namespace {
+
+// CUmemPoolProps (cuda.h, CUDA 11.2 on): allocType, handleTypes, location
+// {type, id}, win32SecurityAttributes, then maxSize, usage and reserved
+// bytes to 88 in all. Zero for everything not set, as the backend does.
+struct MemPoolProps {
+  int alloc_type = 1;    // CU_MEM_ALLOCATION_TYPE_PINNED
+  int handle_types = 0;  // CU_MEM_HANDLE_TYPE_NONE
+  int location_type = 1;  // CU_MEM_LOCATION_TYPE_DEVICE
+  int location_id = 0;    // the device ordinal
+  void* win32_security_attributes = nullptr;
+  unsigned char rest[64] = {};  // maxSize 0 (the default), usage 0, reserved
+};
+static_assert(sizeof(MemPoolProps) == 88, "CUmemPoolProps is 88 bytes");
+constexpr int kPoolAttrReleaseThreshold = 4;  // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+
+}  // namespace
+
+RawPool::RawPool(const RawDriver& d, int ordinal) : d_(d) {
+  MemPoolProps props;
+  props.location_id = ordinal;
+  if (const int rc = d.pool_create(&pool_, &props); rc != 0) {
+    throw std::runtime_error("cuMemPoolCreate: CUresult " + std::to_string(rc));
+  }
+  std::uint64_t threshold = UINT64_MAX;
+  if (const int rc = d.pool_set_attribute(pool_, kPoolAttrReleaseThreshold, &threshold); rc != 0) {
+    (void)d.pool_destroy(pool_);
+    throw std::runtime_error("cuMemPoolSetAttribute(RELEASE_THRESHOLD): CUresult " + std::to_string(rc));
+  }
+}
+
+RawPool::~RawPool() {
+  (void)d_.pool_trim_to(pool_, 0);
+  (void)d_.pool_destroy(pool_);
 }
 
 }  // namespace tandem_bench

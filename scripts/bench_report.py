@@ -313,6 +313,90 @@ def sustained_rows(k):
     }
 
 
+OVERHEAD_FRACTION = 0.10  # a launch's overhead (tracked - raw, paired) against the separately timed raw launch
+
+
+def raw_launch_ns(figures, bench, threads=None):
+    """(ns per launch of the separately timed raw launch benchmark, None), or (None, why). For a K-thread
+    benchmark (counter launches_per_s, aggregate) the time per launch on its thread: K / launches_per_s."""
+    f = figures.get(bench)
+    if f is None:
+        return None, f"{bench} not in this run"
+    if f.error:
+        return None, f"{bench}: {f.error}"
+    if threads is None:
+        v = f.median(TIME)
+        return (v, None) if v else (None, f"{bench} reports no time")
+    rate = f.median("launches_per_s")
+    return (threads * 1e9 / rate, None) if rate else (None, f"{bench} reports no launches_per_s")
+
+
+class LaunchOverhead:
+    """tandem's absolute overhead per launch, tracked - raw ns, from the pairs of a paired benchmark (counter
+    `overhead_ns`: the median over the pairs), judged against OVERHEAD_FRACTION x the separately timed raw
+    launch (`raw_bench`'s median; for K threads, K / launches_per_s). The yardstick is the separate raw
+    launch, not the paired raw segments: the paired method slows the raw side (segments from an idle
+    runtime run 0.5-1.0 us slower than the separately timed raw launch on the H200), so a fraction of the
+    paired raw figure would be a looser target."""
+
+    section = "absolute"
+
+    def __init__(self, key, title, bench, raw_bench, threads=None, fraction=OVERHEAD_FRACTION):
+        self.key, self.title, self.bench, self.raw_bench = key, title, bench, raw_bench
+        self.threads, self.fraction = threads, fraction
+
+    def entry(self, figures, peers):
+        f = figures.get(self.bench)
+        value, why = None, None
+        if f is None:
+            why = f"{self.bench} not in this run"
+        elif f.error:
+            why = f"{self.bench}: {f.error}"
+        else:
+            value = f.median("overhead_ns")
+            if value is None:
+                why = f.label or f"{self.bench} reports no overhead_ns"
+        raw, raw_why = raw_launch_ns(figures, self.raw_bench, self.threads)
+        limit = self.fraction * raw if raw is not None else None
+        e = {"title": self.title, "bench": self.bench, "metric": "overhead_ns", "unit": "ns", "better": "lower",
+             "target": f"<= {limit:.1f}" if limit is not None else f"<= {self.fraction} x {self.raw_bench}",
+             "yardstick": {"bench": self.raw_bench, "raw_ns": clean(raw), "fraction": self.fraction},
+             "value": clean(value), "noise": clean(f.cv("overhead_ns")) if value is not None else None}
+        if value is not None and limit is not None:
+            e["status"] = judge(value, "<=", limit)
+        else:
+            e["status"] = "absent"
+            why = "; ".join(w for w in (why, raw_why) if w)
+        if why:
+            e["why"] = why
+        return e
+
+
+def launch_overhead_rows():
+    """The overhead rule for every judged launch figure: the paired SIMT/Tile launches, kernels::launch
+    paired, and the K-thread pairs idle and loaded."""
+    fr = f"<= {OVERHEAD_FRACTION:g} x separate raw launch"
+    rows = [
+        LaunchOverhead("launch_simt_overhead", f"SIMT launch: overhead per launch, tracked - raw (paired), {fr}",
+                       "BM_PairedSimtLaunch", "BM_RawLaunch"),
+        LaunchOverhead("launch_tile_overhead", f"Tile launch: overhead per launch, tracked - raw (paired), {fr}",
+                       "BM_PairedTileLaunch", "BM_RawTileLaunch"),
+        LaunchOverhead("launch_simt_catalog_overhead",
+                       f"SIMT launch via kernels::launch: overhead per launch (paired), {fr}",
+                       "BM_PairedCatalogSimtLaunch", "BM_RawLaunch"),
+        LaunchOverhead("launch_tile_catalog_overhead",
+                       f"Tile launch via kernels::launch: overhead per launch (paired), {fr}",
+                       "BM_PairedCatalogTileLaunch", "BM_RawTileLaunch"),
+    ]
+    for suffix, where, bench in (("", "own streams", ""), ("_loaded", "loaded", "Loaded")):
+        for k in THREADS:
+            rows.append(LaunchOverhead(
+                f"threads_{k}{suffix}_overhead",
+                f"{k} host thread{'s' if k > 1 else ''}, {where}: overhead per launch on its thread (paired), {fr}",
+                f"BM_PairedLaunchThreads{bench}/{k}", f"BM_RawLaunchThreads{bench}/{k}", threads=k))
+    return rows
+
+
 def thread_rows(suffix, where, bench):
     """K-thread aggregate launches/s, idle (suffix "") or under the load ("_loaded"): the paired
     benchmark is judged (>= 0.9), the separate medians are information."""
@@ -338,6 +422,10 @@ RATIOS = [
           "BM_TrackedSimtLaunch", "BM_RawLaunch"),
     Ratio("launch_tile", "Tile launch, separate medians",
           "BM_TrackedTileLaunch", "BM_RawTileLaunch"),
+    Paired("launch_simt_catalog_paired", "SIMT launch via kernels::launch (checks + packing per call; paired)",
+           "BM_PairedCatalogSimtLaunch", "raw_ns", "tracked_ns", "time_ns"),
+    Paired("launch_tile_catalog_paired", "Tile launch via kernels::launch (checks + packing per call; paired)",
+           "BM_PairedCatalogTileLaunch", "raw_ns", "tracked_ns", "time_ns"),
     Ratio("launch_simt_catalog", "SIMT launch via kernels::launch (checks + packing per call)",
           "BM_CatalogSimtLaunch", "BM_RawLaunch"),
     Ratio("launch_tile_catalog", "Tile launch via kernels::launch (checks + packing per call)",
@@ -346,9 +434,12 @@ RATIOS = [
            "BM_PairedRoundTrip", "raw_p50_us", "tracked_p50_us", "p50_us", "<=", 2.0),
     Ratio("round_trip_p50_separate", "launch -> memory freed vs raw launch -> event complete: separate medians",
           "BM_TrackedRoundTrip", "BM_RawRoundTrip", "p50_us"),
-    Paired("alloc_free", "allocate + free, 1 MiB, vs cuMemAllocAsync + cuMemFreeAsync (paired)",
-           "BM_PairedAllocFree", "raw_ns", "tracked_ns", "time_ns", "<=", 1.25),
-    Ratio("alloc_free_separate", "allocate + free, 1 MiB: separate medians",
+    Paired("alloc_free", "allocate + free, 1 MiB, vs cuMemAllocFromPoolAsync + cuMemFreeAsync from a pool "
+           "with tandem's settings (paired)", "BM_PairedAllocFree", "raw_ns", "tracked_ns", "time_ns", "<=", 1.25),
+    Paired("alloc_free_default_pool", "allocate + free, 1 MiB, vs cuMemAllocAsync from the device's default pool "
+           "(release threshold 0, emptied at every settle; paired)", "BM_PairedAllocFreeDefaultPool", "raw_ns",
+           "tracked_ns", "time_ns"),
+    Ratio("alloc_free_separate", "allocate + free, 1 MiB: separate medians (raw from a pool with tandem's settings)",
           "BM_TrackedAllocFree", "BM_RawAllocFree"),
 ] + [
     row
@@ -393,9 +484,17 @@ ABSOLUTES = [
              worst=True),
     Absolute("uniqueness_ns", "uniqueness check", "BM_UniquenessCheck", TIME, "ns", "<=", 50),
     Absolute("tensor_buffer_ns", "tensor <-> buffer round trip", "BM_TensorBufferRoundTrip", TIME, "ns", "<=", 200),
-    Absolute("per_allocation_bytes", "tracker memory per allocation", "BM_TrackerFootprint", "per_allocation_bytes",
-             "B", "<=", 256),
-    Absolute("per_lease_bytes", "tracker memory per lease", "BM_TrackerFootprint", "per_lease_bytes", "B", "<=", 64),
+    # Judged by measurement on the host-only backend (bench/host_bytes_bench.cpp: tandem's heap counted
+    # through the allocator, the driver's calls excluded); the declared sizeof figures are information.
+    Absolute("host_bytes_per_allocation", "tandem's host heap per live allocation, 1 view (measured, host-only "
+             "backend, driver excluded)", f"{HOST}BM_HostBytesPerAllocation", "bytes_per_allocation", "B", "<=", 256),
+    Absolute("host_bytes_per_submission", "tandem's host heap per in-flight submission, 2 leases (measured, "
+             "host-only backend, driver excluded)", f"{HOST}BM_HostBytesPerSubmission", "bytes_per_submission", "B",
+             "<=", 256),
+    Absolute("per_allocation_bytes", "tracker memory per allocation (declared: sizeof)", "BM_TrackerFootprint",
+             "per_allocation_bytes", "B"),
+    Absolute("per_lease_bytes", "tracker memory per lease (declared: sizeof)", "BM_TrackerFootprint",
+             "per_lease_bytes", "B"),
     Absolute("heap_per_allocation_bytes", "host heap per live allocation (measured; driver's included)",
              "BM_LoadedHeap", "heap_per_allocation_bytes", "B"),
     Absolute("heap_per_submission_bytes", "host heap per in-flight submission, 2 leases (measured)",
@@ -406,7 +505,7 @@ ABSOLUTES = [
              "BM_TileCopy_Rank2_64x64_1GiB", "ratio_vs_memcpy", "x", ">=", 0.8, better="higher"),
     Absolute("tile_transpose_vs_memcpy", "Tile transpose 1 GiB f32, 64x64, vs driver memcpy bandwidth",
              "BM_TileTranspose_64x64_1GiB", "ratio_vs_memcpy", "x", ">=", 0.8, better="higher"),
-] + [row for k in THREADS for row in sustained_rows(k)["absolute"]] + [
+] + launch_overhead_rows() + [row for k in THREADS for row in sustained_rows(k)["absolute"]] + [
     BigBufferPasses("big_buffer_passes", "big-buffer loop: 10 x 60 % of free memory, 1 ms kernel at each drop",
                     "BM_BigBufferLoop"),
 ]
@@ -700,32 +799,54 @@ def markdown(doc):
     return "\n".join(lines) + "\n"
 
 
+# What a launch through each launcher does besides launching (the peers' own entries carry theirs).
+TANDEM_MEMORY_NOTE = "tracks each view's accesses (leases); memory held until the work is proven complete"
+
+
 def peers_markdown(doc):
-    """tandem beside the Python launchers, each against the raw driver launch of its own process."""
+    """tandem beside the Python launchers, each against the raw driver launch measured in its own process with
+    the same method: tandem's rows are its judged paired figures (runtime launch and kernels::launch, raw and
+    tracked segments in alternation in tandem_bench), each peer's ratio is against the raw ctypes/bindings
+    launch of the peers' process, trial by trial (scripts/peers.py)."""
     p = doc.get("peers")
-    rows = []
-    launch = doc["ratios"].get("launch_simt", {})
-    if launch.get("raw_value") is not None:
-        rows.append(("raw `cuLaunchKernel` (C++, tandem_bench)", launch["raw_value"] / 1000, 1.0))
-    if launch.get("tracked_value") is not None:
-        rows.append(("tandem tracked SIMT launch (C++)", launch["tracked_value"] / 1000, launch["value"]))
-    tile = doc["ratios"].get("launch_tile", {})
-    if tile.get("tracked_value") is not None:
-        rows.append(("tandem tracked Tile launch (C++)", tile["tracked_value"] / 1000, tile["value"]))
+    rows = []  # (launcher, per launch us, ratio, tracks accesses, holds memory, note)
+    ratios = doc["ratios"]
+    for key, title in (("launch_simt_paired", "tandem::launch, SIMT copy, 2 views (C++, paired)"),
+                       ("launch_simt_catalog_paired", "tandem kernels::launch, SIMT copy, 2 views (C++, paired)"),
+                       ("launch_tile_paired", "tandem::launch, Tile copy, 2 views (C++, paired)"),
+                       ("launch_tile_catalog_paired", "tandem kernels::launch, Tile copy, 2 views (C++, paired)")):
+        e = ratios.get(key, {})
+        if e.get("tracked_value") is None:
+            continue
+        if not rows:
+            rows.append(("raw `cuLaunchKernel` (C++, tandem_bench's paired raw segments)", e["raw_value"] / 1000,
+                         1.0, False, False, "the driver"))
+        rows.append((title, e["tracked_value"] / 1000, e["value"], True, True, TANDEM_MEMORY_NOTE))
     notes = []
     if p:
         for name, e in p.get("peers", {}).items():
             if e.get("status") == "ok":
-                rows.append((e.get("title", name), e["per_launch_us"]["median"], e.get("ratio_vs_raw")))
+                rows.append((e.get("title", name), e["per_launch_us"]["median"], e.get("ratio_vs_raw"),
+                             e.get("tracks_accesses"), e.get("holds_memory_until_complete"), e.get("memory_note", "")))
             else:
                 notes.append(f"- {e.get('title', name)}: {e.get('status')} ({e.get('reason', '')})")
     if not rows and not notes:
         return []
-    out = ["", "Launch cost beside peers (each against the raw driver launch measured in its own process; "
-           "peers: scripts/peers.py, one empty kernel or a one-element op, submit + drain):", "",
-           "| launcher | per launch | vs raw driver |", "|---|---|---|"]
-    for title, us, ratio in rows:
-        out.append(f"| {title} | {us:.2f} µs | {f'{ratio:.2f}×' if ratio is not None else '—'} |")
+
+    def yes_no(x):
+        return "—" if x is None else ("yes" if x else "no")
+
+    out = ["", "Launch cost beside peers, each against the raw driver launch measured in its own process with the "
+           "same method: tandem's rows are its judged paired figures (raw and tracked segments in alternation; "
+           "the paired raw segments run slower than a separately timed raw launch), each peer's ratio is the "
+           "median over interleaved rounds of its trial over the raw Python launch's trial (scripts/peers.py: "
+           "an empty kernel or a one-element op, N launches + one synchronize). Only tandem tracks accesses and "
+           "holds memory until the work completes:", "",
+           "| launcher | per launch | vs raw driver (own process) | tracks accesses | holds memory until complete | "
+           "memory |", "|---|---|---|---|---|---|"]
+    for title, us, ratio, tracks, holds, note in rows:
+        out.append(f"| {title} | {us:.2f} µs | {f'{ratio:.2f}×' if ratio is not None else '—'} | {yes_no(tracks)} "
+                   f"| {yes_no(holds)} | {note} |")
     if notes:
         out += ["", "Peers not measured:", ""] + notes
     return out

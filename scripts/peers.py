@@ -15,8 +15,18 @@ PTX for all that load code; PyTorch runs its smallest op instead):
 
 Method (as ../shared/perf/h200-limits.md): per trial, N launches then one
 stream synchronize, host clock; trials interleave the launchers so drift
-hits all alike; the figure is the median trial. The baseline is the
-cheapest raw driver launch that ran; `ratio_vs_raw` divides by it.
+hits all alike; the figure is the median trial. Each launcher is set
+against the raw launch measured in this same process with this same
+method: the baseline is the cheapest raw driver launch that ran (by median
+trial), and `ratio_vs_raw` is the median over the rounds of the launcher's
+trial over the baseline's trial of the same round (a round runs every
+launcher once, moments apart: paired as tandem_bench pairs its raw and
+tracked launches), `overhead_vs_raw_us` the median of their differences;
+`ratio_vs_raw_medians` is the ratio of the two median trials, for
+comparison. `tracks_accesses` / `holds_memory_until_complete` say what a
+launch through the library does besides launching: none of these tracks
+which memory a kernel uses or keeps it alive until the kernel completes
+(tandem does both; bench_report.py's table says so).
 
 The big-buffer loop (issue 21; tandem_bench's BM_BigBufferLoop in C++), in
 `big_buffer`: 10 x {allocate 60 % of the device's free memory (measured
@@ -232,6 +242,21 @@ PEERS = [
     ("torch_add_one", "PyTorch add_ on a 1-element tensor", setup_torch),
 ]
 RAW = ("raw_driver_ctypes", "raw_driver_bindings")
+
+# What each launch does besides launching, for the report's table: whether the library records which memory
+# the kernel reads and writes (tracks_accesses), and whether it keeps that memory from being freed or reused
+# until the kernel has completed (holds_memory_until_complete). The launchers here launch an empty kernel with
+# no arguments (PyTorch: add_ on a tensor it already holds); the note says what each does with memory.
+SEMANTICS = {
+    "raw_driver_ctypes": (False, False, "the driver: no memory bookkeeping"),
+    "raw_driver_bindings": (False, False, "the driver: no memory bookkeeping"),
+    "cupy_rawkernel": (False, False, "memory pool per stream: a freed block is reused in stream order, not held "
+                                     "for the kernel; other streams need the user's synchronization"),
+    "cuda_core_launch": (False, False, "Buffer.close(stream) frees in stream order; nothing tracks the kernel's "
+                                       "use"),
+    "torch_add_one": (False, False, "caching allocator: blocks reused in their stream's order; other streams need "
+                                    "record_stream; accesses not tracked"),
+}
 
 
 # --- the big-buffer loop: each setup returns (run_once() -> (seconds, buffer bytes, free bytes),
@@ -487,15 +512,25 @@ def measure(launches, trials):
             except Exception as ex:  # noqa: BLE001
                 results[key].update(status="error", reason=f"{type(ex).__name__}: {ex}")
                 ready = [r for r in ready if r[0] != key]
-    for entry in results.values():
+    for key, entry in results.items():
         t = entry.get("trials_us")
         if entry["status"] == "ok" and t:
             entry["per_launch_us"] = {"median": statistics.median(t), "min": min(t), "max": max(t)}
-    raws = [(results[k]["per_launch_us"]["median"], k) for k in RAW if "per_launch_us" in results[k]]
+        tracks, holds, note = SEMANTICS.get(key, (None, None, ""))
+        entry.update(tracks_accesses=tracks, holds_memory_until_complete=holds, memory_note=note)
+    raws = [(results[k]["per_launch_us"]["median"], k) for k in RAW if "per_launch_us" in results.get(k, {})]
     baseline = min(raws)[1] if raws else None
-    for entry in results.values():
-        if baseline and "per_launch_us" in entry:
-            entry["ratio_vs_raw"] = entry["per_launch_us"]["median"] / results[baseline]["per_launch_us"]["median"]
+    if baseline:
+        base = results[baseline]
+        for entry in results.values():
+            if "per_launch_us" not in entry:
+                continue
+            # Round by round: trial i of this launcher against trial i of the baseline (the same round).
+            pairs = list(zip(entry["trials_us"], base["trials_us"]))
+            entry["ratio_vs_raw"] = statistics.median(t / r for t, r in pairs)
+            entry["overhead_vs_raw_us"] = statistics.median(t - r for t, r in pairs)
+            entry["paired_rounds"] = len(pairs)
+            entry["ratio_vs_raw_medians"] = entry["per_launch_us"]["median"] / base["per_launch_us"]["median"]
     return results, baseline
 
 
@@ -519,7 +554,9 @@ def main():
         "python": platform.python_version(),
         "device": device_info(),
         "method": "per trial: N launches of an empty kernel <<<1,32>>> (PyTorch: add_ on 1 element) on a "
-                  "non-blocking stream, then one synchronize; host perf_counter; trials interleaved; median trial",
+                  "non-blocking stream, then one synchronize; host perf_counter; trials interleaved in rounds; "
+                  "median trial; ratio_vs_raw: median over the rounds of the trial over the raw baseline's trial "
+                  "of the same round (baseline: the cheapest raw launch of this process)",
         "launches_per_trial": args.launches,
         "trials": args.trials,
         "baseline": baseline,

@@ -285,7 +285,7 @@ class BenchReportTest(ReportCase):
         self.assertEqual(doc["ratios"]["alloc_free"]["status"], "absent")
         self.assertEqual(doc["absolute"]["round_trip_p99_us"]["value"], 22.0)
         self.assertEqual(doc["ratios"]["threads_4_paired"]["status"], "absent")  # no paired threads figure
-        self.assertEqual(doc["absolute"]["per_lease_bytes"]["status"], "absent")
+        self.assertEqual(doc["absolute"]["per_lease_bytes"]["status"], "info")  # sizeof: judged by measurement
         self.assertIn("| SIMT launch, 1 read + 1 write view, future dropped (paired) |", md)
         self.assertEqual(doc["leaks"], [])
 
@@ -355,7 +355,8 @@ class BenchReportTest(ReportCase):
         self.assertEqual(rt["status"], "pass")
         self.assertAlmostEqual(alloc["value"], 1.28)
         self.assertEqual(alloc["status"], "miss")  # > 1.25
-        self.assertIn("allocate + free, 1 MiB, vs cuMemAllocAsync + cuMemFreeAsync (paired)", md)
+        self.assertIn("allocate + free, 1 MiB, vs cuMemAllocFromPoolAsync + cuMemFreeAsync from a pool with tandem's "
+                      "settings (paired)", md)
 
     def test_a_paired_figure_with_no_pairs_is_absent_and_strict_fails(self):
         # The C++ median of an empty pair list reads 0: it must come out absent, never 0 (which passes
@@ -562,6 +563,121 @@ class SustainedReportTest(ReportCase):
         self.assertIn("not in this run", out["absolute"]["big_buffer_passes"]["why"])
 
 
+class FiguresThatHoldTest(ReportCase):
+    """Issue 23's rows: launch overhead against the separate raw launch, the measured host bytes, the fair
+    allocation baseline, the peer table from tandem's paired figures."""
+
+    runs = staticmethod(BenchReportTest.runs)
+    write_bench = BenchReportTest.write_bench
+
+    def test_launch_overhead_is_judged_against_a_tenth_of_the_separate_raw_launch(self):
+        bench = self.write_bench("gpu.json", "cuda", self.runs(
+            "BM_PairedSimtLaunch", [1e6] * 3, 1, ratio=[1.07] * 3, raw_ns=[4400] * 3, tracked_ns=[4710] * 3,
+            overhead_ns=[300, 320, 310]) + self.runs(
+            "BM_PairedTileLaunch", [1e6] * 3, 1, ratio=[1.09] * 3, raw_ns=[4090] * 3, tracked_ns=[4480] * 3,
+            overhead_ns=[390, 400, 410]) + self.runs(
+            "BM_RawLaunch", [3300, 3400, 3500]) + self.runs("BM_RawTileLaunch", [3400, 3400, 3400]))
+        doc, md, _ = self.report(bench)
+        simt, tile = doc["absolute"]["launch_simt_overhead"], doc["absolute"]["launch_tile_overhead"]
+        self.assertEqual(simt["value"], 310)  # the median of the pairs' overheads
+        self.assertEqual(simt["yardstick"], {"bench": "BM_RawLaunch", "raw_ns": 3400, "fraction": 0.1})
+        self.assertEqual(simt["target"], "<= 340.0")
+        self.assertEqual(simt["status"], "pass")
+        self.assertEqual(tile["status"], "miss")  # 400 > 0.1 x 3400
+        self.assertEqual(doc["ratios"]["launch_tile_paired"]["status"], "pass")  # the ratio alone would pass
+        # kernels::launch paired is absent from this run: absent, never a pass
+        cat = doc["absolute"]["launch_simt_catalog_overhead"]
+        self.assertEqual(cat["status"], "absent")
+        self.assertIn("BM_PairedCatalogSimtLaunch not in this run", cat["why"])
+        self.assertIn("| SIMT launch: overhead per launch, tracked - raw (paired)", md)
+        self.assertIn("| 310.0 ns | ≤ 340.0 ns | pass |", md)
+
+    def test_overhead_without_the_separate_raw_launch_is_absent(self):
+        bench = self.write_bench("gpu.json", "cuda", self.runs(
+            "BM_PairedSimtLaunch", [1e6] * 3, 1, ratio=[1.0] * 3, raw_ns=[4400] * 3, tracked_ns=[4400] * 3,
+            overhead_ns=[1, 2, 3]))
+        doc, _, _ = self.report(bench)
+        e = doc["absolute"]["launch_simt_overhead"]
+        self.assertEqual(e["value"], 2)
+        self.assertEqual(e["status"], "absent")
+        self.assertIn("BM_RawLaunch not in this run", e["why"])
+
+    def test_thread_overhead_uses_the_time_per_launch_on_its_thread(self):
+        # 4 raw lanes at 500 k launches/s together: 8 us per launch on each thread, so 800 ns is the limit.
+        bench = self.write_bench("gpu.json", "cuda", self.runs(
+            "BM_PairedLaunchThreads/4", [1e6] * 3, 1, ratio=[0.95] * 3, raw_launches_per_s=[5e5] * 3,
+            tracked_launches_per_s=[4.75e5] * 3, overhead_ns=[700, 750, 900]) + self.runs(
+            "BM_RawLaunchThreads/4", [1e6] * 3, 1, launches_per_s=[5e5] * 3) + self.runs(
+            "BM_PairedLaunchThreadsLoaded/2", [1e6] * 3, 1, ratio=[0.9] * 3, raw_launches_per_s=[3e5] * 3,
+            tracked_launches_per_s=[2.7e5] * 3, overhead_ns=[800] * 3) + self.runs(
+            "BM_RawLaunchThreadsLoaded/2", [1e6] * 3, 1, launches_per_s=[4e5] * 3))
+        doc, _, _ = self.report(bench)
+        t4 = doc["absolute"]["threads_4_overhead"]
+        self.assertAlmostEqual(t4["yardstick"]["raw_ns"], 8000)
+        self.assertEqual((t4["value"], t4["status"]), (750, "pass"))
+        loaded = doc["absolute"]["threads_2_loaded_overhead"]
+        self.assertAlmostEqual(loaded["yardstick"]["raw_ns"], 5000)  # 2 / 400 k/s
+        self.assertEqual(loaded["status"], "miss")  # 800 > 500
+
+    def test_host_bytes_are_judged_from_the_host_run_and_sizeof_is_information(self):
+        host = self.write_bench("host.json", "host", self.runs(
+            "BM_HostBytesPerAllocation", [0.0], 1, bytes_per_allocation=[160.0], blocks_per_allocation=[1.0]) +
+            self.runs("BM_HostBytesPerSubmission", [0.0], 1, bytes_per_submission=[272.0]))
+        gpu = self.write_bench("gpu.json", "cuda", self.runs(
+            "BM_TrackerFootprint", [0.0], 1, per_allocation_bytes=[144.0], per_lease_bytes=[48.0]) + self.runs(
+            "BM_HostBytesPerSubmission", [0.0], 1, bytes_per_submission=[9999.0]))  # not the host run's
+        doc, md, _ = self.report(gpu, "--host-bench", host)
+        a, s = doc["absolute"]["host_bytes_per_allocation"], doc["absolute"]["host_bytes_per_submission"]
+        self.assertEqual((a["value"], a["status"], a["target"]), (160.0, "pass", "<= 256"))
+        self.assertEqual((s["value"], s["status"]), (272.0, "miss"))
+        self.assertEqual(s["bench"], "host:BM_HostBytesPerSubmission")
+        self.assertEqual(doc["absolute"]["per_allocation_bytes"]["value"], 144.0)
+        self.assertEqual(doc["absolute"]["per_allocation_bytes"]["status"], "info")
+        self.assertEqual(doc["absolute"]["per_lease_bytes"]["status"], "info")
+        self.assertIn("| 272 B | ≤ 256 B | miss |", md)
+
+    def test_host_bytes_not_measured_are_absent(self):
+        host = self.write_bench("host.json", "host", self.runs("BM_HostBytesPerAllocation", [0.0], 1))
+        doc, _, _ = self.report(fixture("gbench_base.json"), "--host-bench", host)
+        self.assertEqual(doc["absolute"]["host_bytes_per_allocation"]["status"], "absent")
+        self.assertEqual(doc["absolute"]["host_bytes_per_submission"]["status"], "absent")
+
+    def test_allocation_is_judged_against_the_own_pool_and_the_default_pool_is_information(self):
+        bench = self.write_bench("gpu.json", "cuda", self.runs(
+            "BM_PairedAllocFree", [1e6] * 3, 1, ratio=[1.2] * 3, raw_ns=[580] * 3, tracked_ns=[700] * 3) + self.runs(
+            "BM_PairedAllocFreeDefaultPool", [1e6] * 3, 1, ratio=[1.06] * 3, raw_ns=[660] * 3, tracked_ns=[700] * 3))
+        doc, _, _ = self.report(bench)
+        self.assertEqual(doc["ratios"]["alloc_free"]["status"], "pass")
+        self.assertAlmostEqual(doc["ratios"]["alloc_free"]["value"], 1.2)
+        dp = doc["ratios"]["alloc_free_default_pool"]
+        self.assertAlmostEqual(dp["value"], 1.06)
+        self.assertEqual(dp["status"], "info")
+
+    def test_peer_table_uses_tandems_paired_figures_and_says_who_tracks_memory(self):
+        bench = self.write_bench("gpu.json", "cuda", self.runs(
+            "BM_PairedSimtLaunch", [1e6] * 3, 1, ratio=[1.07] * 3, raw_ns=[4400] * 3, tracked_ns=[4710] * 3) +
+            self.runs("BM_PairedCatalogSimtLaunch", [1e6] * 3, 1, ratio=[1.2] * 3, raw_ns=[4400] * 3,
+                      tracked_ns=[5280] * 3) +
+            self.runs("BM_RawLaunch", [3370] * 3) + self.runs("BM_TrackedSimtLaunch", [3630] * 3))
+        peers = self.write("peers.json", {"format": "tandem.peers/1", "peers": {
+            "raw_driver_bindings": {"title": "raw cuLaunchKernel (Python cuda.bindings)", "status": "ok",
+                                    "per_launch_us": {"median": 4.1}, "ratio_vs_raw": 1.0, "tracks_accesses": False,
+                                    "holds_memory_until_complete": False, "memory_note": "the driver"},
+            "torch_add_one": {"title": "PyTorch add_", "status": "ok", "per_launch_us": {"median": 7.0},
+                              "ratio_vs_raw": 1.7, "tracks_accesses": False, "holds_memory_until_complete": False,
+                              "memory_note": "caching allocator"},
+            "cupy_rawkernel": {"title": "CuPy RawKernel", "status": "skipped", "reason": "no cupy"}}})
+        _, md, _ = self.report(bench, "--peers", peers)
+        table = md[md.index("Launch cost beside peers"):]
+        self.assertIn("| raw `cuLaunchKernel` (C++, tandem_bench's paired raw segments) | 4.40 µs | 1.00× | no | no |",
+                      table)
+        self.assertIn("| tandem::launch, SIMT copy, 2 views (C++, paired) | 4.71 µs | 1.07× | yes | yes |", table)
+        self.assertIn("| tandem kernels::launch, SIMT copy, 2 views (C++, paired) | 5.28 µs | 1.20× | yes | yes |", table)
+        self.assertIn("| PyTorch add_ | 7.00 µs | 1.70× | no | no | caching allocator |", table)
+        self.assertNotIn("3.63 µs", table)  # the separate median is not tandem's row
+        self.assertIn("CuPy RawKernel: skipped (no cupy)", table)
+
+
 class PeersTest(TempDir):
     def load_peers(self):
         spec = importlib.util.spec_from_file_location("peers", os.path.join(SCRIPTS, "peers.py"))
@@ -611,6 +727,29 @@ class PeersTest(TempDir):
         self.assertEqual(results["cuda_core_launch"]["status"], "error")
         self.assertIn("driver said no", results["cuda_core_launch"]["reason"])
         self.assertEqual(results["torch_add_one"]["status"], "skipped")
+
+    def test_each_launcher_is_paired_with_the_raw_launch_round_by_round(self):
+        # The raw baseline drifts from 1.0 to 2.0 between rounds and cupy with it: the per-round ratio is 1.5
+        # every round, while the ratio of the medians would say 1.5 only by chance of the medians.
+        peers = self.load_peers()
+
+        def fake():
+            return (lambda: None), (lambda: None), {}
+
+        peers.PEERS = [("raw_driver_bindings", "raw bindings", fake), ("cupy_rawkernel", "cupy", fake)]
+        # warm-up trials, then 3 rounds of (raw, cupy)
+        times = iter([1.0, 1.0, 1.0, 1.5, 2.0, 3.0, 1.2, 1.8])
+        peers.trial = lambda launch, sync, n, detail: next(times)
+        results, baseline = peers.measure(launches=5, trials=3)
+        self.assertEqual(baseline, "raw_driver_bindings")
+        cupy = results["cupy_rawkernel"]
+        self.assertAlmostEqual(cupy["ratio_vs_raw"], 1.5)
+        self.assertAlmostEqual(cupy["overhead_vs_raw_us"], 0.6)  # median of 0.5, 1.0, 0.6
+        self.assertEqual(cupy["paired_rounds"], 3)
+        self.assertAlmostEqual(cupy["ratio_vs_raw_medians"], 1.8 / 1.2)
+        self.assertIs(cupy["tracks_accesses"], False)
+        self.assertIs(cupy["holds_memory_until_complete"], False)
+        self.assertTrue(cupy["memory_note"])
 
     def test_big_buffer_loops_fail_soft_and_report_the_median_trial(self):
         peers = self.load_peers()
