@@ -15,14 +15,14 @@ namespace {
 using K = FieldKind;
 
 constexpr FieldSpec id_new{"id", K::handle, true, "the new handle's name"};
-constexpr FieldSpec id_opt{"id", K::handle, false, "names the submission's future"};
+constexpr FieldSpec id_opt{"id", K::handle, false, "names the submission's future", "unnamed"};
 constexpr FieldSpec id_old{"id", K::handle, true, "the handle"};
 constexpr FieldSpec of{"of", K::handle, true, "the view it is made from"};
 constexpr FieldSpec from_view{"from", K::handle, true, "the view it consumes"};
 constexpr FieldSpec dtype{"dtype", K::dtype, true, "element type"};
 constexpr FieldSpec len{"len", K::len, true, "element count"};
-constexpr FieldSpec init{"init", K::init, false, "\"none\" (default), \"zero\", \"iota\", {\"fill\": v} or {\"random\": seed}"};
-constexpr FieldSpec stream_opt{"stream", K::stream, false, "a declared stream (default: the first, or a private one)"};
+constexpr FieldSpec init{"init", K::init, false, "\"none\", \"zero\", \"iota\", {\"fill\": v} or {\"random\": seed}", "none"};
+constexpr FieldSpec stream_opt{"stream", K::stream, false, "a declared stream", "the first declared, or the run's own"};
 constexpr FieldSpec stream{"stream", K::stream, true, "a declared stream"};
 constexpr FieldSpec shape{"shape", K::shape, true, "1 to 4 extents"};
 constexpr FieldSpec steps{"steps", K::steps, true, "the nested steps"};
@@ -39,8 +39,8 @@ constexpr std::array peel_fields{
 constexpr std::array view_of_fields{id_new, of};
 constexpr std::array to_tensor_fields{id_new, from_view, shape};
 constexpr std::array tensor_view_fields{
-    id_new, of, FieldSpec{"shape", K::shape, false, "a new shape of the same elements"},
-    FieldSpec{"slice", K::ranges, false, "[begin, end) per dimension"}};
+    id_new, of, FieldSpec{"shape", K::shape, false, "a new shape of the same elements", "unchanged"},
+    FieldSpec{"slice", K::ranges, false, "[begin, end) per dimension", "whole"}};
 constexpr std::array into_buffer_fields{id_new, from_view};
 constexpr std::array reinterpret_fields{id_new, from_view, dtype};
 constexpr std::array launch_fields{
@@ -49,10 +49,10 @@ constexpr std::array launch_fields{
     stream,
     FieldSpec{"args", K::own, true, "{parameter: view handle} for every view parameter"},
     id_opt,
-    FieldSpec{"scalars", K::own, false, "{parameter: number}; parameters with a default may be left out"},
-    FieldSpec{"grid", K::own, false, "simt: 1 to 3 extents (default: the catalog's rule)"},
-    FieldSpec{"block", K::own, false, "simt: 1 to 3 extents"},
-    FieldSpec{"tile", K::own, false, "tile: 1 or 2 extents (default: the catalog's)"}};
+    FieldSpec{"scalars", K::own, false, "{parameter: number}", "the catalog's defaults"},
+    FieldSpec{"grid", K::own, false, "simt: 1 to 3 extents", "the catalog's rule"},
+    FieldSpec{"block", K::own, false, "simt: 1 to 3 extents", "the catalog's rule"},
+    FieldSpec{"tile", K::own, false, "tile: 1 or 2 extents", "the catalog's default tile"}};
 constexpr std::array copy_fields{FieldSpec{"src", K::handle, true, "the view read"},
                                  FieldSpec{"dst", K::handle, true, "the view written"}, stream, id_opt};
 constexpr FieldSpec buf{"buf", K::handle, true, "the view"};
@@ -66,7 +66,7 @@ constexpr std::array id_fields{id_old};
 constexpr std::array wait_fields{FieldSpec{"id", K::handle, false, "a future"},
                                  FieldSpec{"stream", K::stream, false, "a stream's last submission"},
                                  FieldSpec{"all", K::own, false, "true: all work of the run"}};
-constexpr std::array retire_fields{FieldSpec{"timeout_ms", K::count, false, "default 60000"}};
+constexpr std::array retire_fields{FieldSpec{"timeout_ms", K::count, false, "how long to wait", "60000"}};
 constexpr std::array check_fields{
     FieldSpec{"what", K::own, true,
               "unique, views, live_allocations, pending, freed, owner_released, same_allocation or contents"},
@@ -77,8 +77,8 @@ constexpr std::array check_fields{
     FieldSpec{"equals", K::own, false, "contents: a value form or \"shadow\""}};
 constexpr std::array vram_fields{FieldSpec{"mark", K::own, false, "true: record the free memory"},
                                  FieldSpec{"check", K::own, false, "true: compare with the mark"},
-                                 FieldSpec{"tolerance_bytes", K::own, false, "check: the allowed difference"},
-                                 FieldSpec{"device", K::own, false, "one device (default: every device used)"}};
+                                 FieldSpec{"tolerance_bytes", K::own, false, "check: the allowed difference", "0"},
+                                 FieldSpec{"device", K::own, false, "one device", "every device used"}};
 constexpr std::array loop_fields{
     FieldSpec{"count", K::count, true, "iterations"}, steps};
 constexpr std::array sleep_fields{FieldSpec{"us", K::count, true, "microseconds"}};
@@ -89,18 +89,18 @@ constexpr OpRow kRows[] = {
     {Op::alloc, "alloc", "views", alloc_fields, nullptr, exec_alloc, "allocate a buffer from the runtime's pool"},
     {Op::foreign, "foreign", "views", alloc_fields, nullptr, exec_foreign,
      "memory from outside the runtime, adopted with an owner"},
-    {Op::slice, "slice", "views", slice_fields, nullptr, exec_derive, "a 1-D window of a buffer"},
+    {Op::slice, "slice", "views", slice_fields, nullptr, exec_slice, "a 1-D window of a buffer"},
     {Op::split, "split", "views", split_fields, nullptr, exec_split, "consume a buffer into two disjoint parts"},
-    {Op::peel, "peel", "views", peel_fields, nullptr, exec_derive, "the outermost index of a tensor"},
-    {Op::atomic, "atomic", "views", view_of_fields, nullptr, exec_derive, "an atomic view (leased as a writer)"},
-    {Op::to_tensor, "to_tensor", "views", to_tensor_fields, nullptr, exec_convert,
+    {Op::peel, "peel", "views", peel_fields, nullptr, exec_peel, "the outermost index of a tensor"},
+    {Op::atomic, "atomic", "views", view_of_fields, nullptr, exec_atomic, "an atomic view (leased as a writer)"},
+    {Op::to_tensor, "to_tensor", "views", to_tensor_fields, nullptr, exec_to_tensor,
      "consume a buffer into a tensor (no copy)"},
-    {Op::tensor_view, "tensor_view", "views", tensor_view_fields, nullptr, exec_derive,
+    {Op::tensor_view, "tensor_view", "views", tensor_view_fields, nullptr, exec_tensor_view,
      "a reshaped or sliced view of a tensor"},
-    {Op::as_buffer, "as_buffer", "views", view_of_fields, nullptr, exec_derive, "a buffer view of a tensor"},
-    {Op::into_buffer, "into_buffer", "views", into_buffer_fields, nullptr, exec_convert,
+    {Op::as_buffer, "as_buffer", "views", view_of_fields, nullptr, exec_as_buffer, "a buffer view of a tensor"},
+    {Op::into_buffer, "into_buffer", "views", into_buffer_fields, nullptr, exec_into_buffer,
      "consume a tensor into a buffer (no copy)"},
-    {Op::reinterpret, "reinterpret", "views", reinterpret_fields, nullptr, exec_convert,
+    {Op::reinterpret, "reinterpret", "views", reinterpret_fields, nullptr, exec_reinterpret,
      "consume a view into one of another element type"},
     {Op::launch, "launch", "launch", launch_fields, read_launch, exec_launch, "launch a catalog kernel"},
     {Op::copy, "copy", "transfer", copy_fields, nullptr, exec_copy, "device-to-device copy"},
@@ -167,6 +167,7 @@ nlohmann::ordered_json op_table_json() {
     for (const FieldSpec& f : r.fields) {
       nlohmann::ordered_json fj = {{"name", f.name}, {"kind", kind_name(f.kind)}, {"required", f.required},
                                    {"doc", f.doc}};
+      if (*f.dflt != '\0') fj["default"] = f.dflt;
       fields.push_back(std::move(fj));
     }
     ops.push_back({{"op", r.name}, {"family", r.family}, {"doc", r.doc}, {"fields", std::move(fields)}});
@@ -181,12 +182,13 @@ namespace tandem::scenario {
 nlohmann::ordered_json op_list_json() { return detail::op_table_json(); }
 
 std::string op_list_markdown() {
-  std::string md = "| op | family | fields (required **bold**) | what it does |\n|---|---|---|---|\n";
+  std::string md = "| op | family | fields (required **bold**, an optional one's default in brackets) | what it does |\n|---|---|---|---|\n";
   for (const detail::OpRow& r : detail::op_table()) {
     std::string fields;
     for (const detail::FieldSpec& f : r.fields) {
       if (!fields.empty()) fields += ", ";
       fields += f.required ? "**" + std::string(f.name) + "**" : std::string(f.name);
+      if (*f.dflt != '\0') fields += std::string(" (") + f.dflt + ")";
     }
     md += "| `" + std::string(r.name) + "` | " + r.family + " | " + (fields.empty() ? "—" : fields) + " | " + r.doc +
           " |\n";

@@ -45,6 +45,7 @@ struct FieldSpec {
   FieldKind kind;
   bool required;
   const char* doc;  // one line for `tandem ops` and the docs
+  const char* dflt = "";  // an optional field's value when absent ("" when required or none)
 };
 
 using ReadFn = void (*)(Reader& r, const nlohmann::json& j, const std::string& path, Step& s);

@@ -9,9 +9,15 @@ namespace tandem::scenario::detail {
 // ops/views.cpp: allocations, views of them and conversions.
 void exec_alloc(Engine& e, const CompiledStep& s, ThreadState& t);
 void exec_foreign(Engine& e, const CompiledStep& s, ThreadState& t);
-void exec_derive(Engine& e, const CompiledStep& s, ThreadState& t);  // slice, peel, atomic, tensor_view, as_buffer
+void exec_slice(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_peel(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_atomic(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_tensor_view(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_as_buffer(Engine& e, const CompiledStep& s, ThreadState& t);
 void exec_split(Engine& e, const CompiledStep& s, ThreadState& t);
-void exec_convert(Engine& e, const CompiledStep& s, ThreadState& t);  // to_tensor, into_buffer, reinterpret
+void exec_to_tensor(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_into_buffer(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_reinterpret(Engine& e, const CompiledStep& s, ThreadState& t);
 void exec_drop(Engine& e, const CompiledStep& s, ThreadState& t);
 void exec_forget(Engine& e, const CompiledStep& s, ThreadState& t);
 

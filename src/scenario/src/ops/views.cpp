@@ -25,16 +25,27 @@ void exec_foreign(Engine& e, const CompiledStep& s, ThreadState& t) {
 }
 
 // slice, peel, atomic, tensor_view, as_buffer: a new counted view of the same allocation.
-void exec_derive(Engine& e, const CompiledStep& s, ThreadState&) {
+void exec_slice(Engine& e, const CompiledStep& s, ThreadState&) {
   const Step& st = *s.step;
-  e.handles.derive(s.id, s.of, [&st](const View& src) -> View {
-    switch (st.op) {
-      case Op::slice: return src.slice(st.offset, st.len);
-      case Op::peel: return src.peel(st.index);
-      case Op::atomic: return src.atomic();
-      case Op::as_buffer: return src.as_buffer();
-      default: break;
-    }
+  e.handles.derive(s.id, s.of, [&st](const View& src) { return src.slice(st.offset, st.len); });
+}
+
+void exec_peel(Engine& e, const CompiledStep& s, ThreadState&) {
+  const Step& st = *s.step;
+  e.handles.derive(s.id, s.of, [&st](const View& src) { return src.peel(st.index); });
+}
+
+void exec_atomic(Engine& e, const CompiledStep& s, ThreadState&) {
+  e.handles.derive(s.id, s.of, [](const View& src) { return src.atomic(); });
+}
+
+void exec_as_buffer(Engine& e, const CompiledStep& s, ThreadState&) {
+  e.handles.derive(s.id, s.of, [](const View& src) { return src.as_buffer(); });
+}
+
+void exec_tensor_view(Engine& e, const CompiledStep& s, ThreadState&) {
+  const Step& st = *s.step;
+  e.handles.derive(s.id, s.of, [&st](const View& src) {
     std::optional<std::span<const std::int64_t>> shape;
     if (!st.shape.empty()) shape = std::span<const std::int64_t>(st.shape);
     std::vector<DimRange> ranges;
@@ -47,31 +58,42 @@ void exec_derive(Engine& e, const CompiledStep& s, ThreadState&) {
 
 void exec_split(Engine& e, const CompiledStep& s, ThreadState&) { e.handles.split(s.of, s.ids, s.step->at); }
 
+namespace {
+
 // to_tensor, into_buffer, reinterpret: the source is consumed; only a
-// unique view may be (the model's answer is compared with the runtime's).
-void exec_convert(Engine& e, const CompiledStep& s, ThreadState&) {
-  const Step& st = *s.step;
+// unique view may be (the model's answer is compared with the runtime's:
+// success means it was unique, `aliased` that it was not).
+template <class F>
+void consume(Engine& e, const CompiledStep& s, F&& convert) {
   e.handles.convert(s.id, s.from, [&](View&& v, bool known, bool unique) -> View {
     View out;
     try {
-      switch (st.op) {
-        case Op::to_tensor: out = std::move(v).to_tensor(st.shape); break;
-        case Op::into_buffer: out = std::move(v).into_buffer(); break;
-        default:
-          if (*st.dtype == DType::boolean) {
-            // Bytes become bool only after every byte was read back and found 0 or 1.
-            out = std::move(v).to_bool_checked(e.session.check_stream_for(v));
-          } else {
-            out = std::move(v).reinterpret(*st.dtype);
-          }
-          break;
-      }
+      out = convert(std::move(v));
     } catch (const Error& err) {
       if (err.code() == ErrorCode::aliased) e.handles.compare(known, unique, false);
       throw;
     }
     e.handles.compare(known, unique, true);
     return out;
+  });
+}
+
+}  // namespace
+
+void exec_to_tensor(Engine& e, const CompiledStep& s, ThreadState&) {
+  consume(e, s, [&st = *s.step](View&& v) { return std::move(v).to_tensor(st.shape); });
+}
+
+void exec_into_buffer(Engine& e, const CompiledStep& s, ThreadState&) {
+  consume(e, s, [](View&& v) { return std::move(v).into_buffer(); });
+}
+
+void exec_reinterpret(Engine& e, const CompiledStep& s, ThreadState&) {
+  const DType to = *s.step->dtype;
+  consume(e, s, [&e, to](View&& v) {
+    // Bytes become bool only after every byte was read back and found 0 or 1.
+    if (to == DType::boolean) return std::move(v).to_bool_checked(e.session.check_stream_for(v));
+    return std::move(v).reinterpret(to);
   });
 }
 
