@@ -376,16 +376,11 @@ bool writes_the_new_allocation(const StreamState& s, const AccessRequest* a, std
   }
 }
 
-// The driver refused the work: takes back the submission's leases and
-// record, and throws. Whoever spins on its phase (holding trackers) moves
-// on first; nothing else took a seq while the stream was locked.
-[[noreturn, gnu::cold, gnu::noinline]] void enqueue_failed(StreamState& s, Submission* sub, StreamLock& stream_lock,
-                                                            const AccessRequest* a, std::uint32_t n,
-                                                            const driver::Result& r, const char* what)
-    TANDEM_NO_THREAD_SAFETY_ANALYSIS {
-  sub->phase.store(SubmissionPhase::failed, std::memory_order_release);
-  --s.next_seq;
-  stream_lock.unlock();
+// The driver refused the work (the caller marked it failed and gave up the
+// stream lock): takes back the submission's leases and record, and throws.
+[[noreturn, gnu::cold, gnu::noinline]] void enqueue_failed(StreamState& s, Submission* sub, const AccessRequest* a,
+                                                            std::uint32_t n, const driver::Result& r,
+                                                            const char* what) TANDEM_EXCLUDES(s.mu) {
   {
     TrackerLocks relock(a, n);
     withdraw_leases_locked(*sub);
@@ -540,7 +535,14 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   }
 
   const driver::Result r = spec.enqueue(s.handle);
-  if (!r.ok()) [[unlikely]] enqueue_failed(s, sub, stream_lock, a, n, r, spec.what);
+  if (!r.ok()) [[unlikely]] {
+    // Whoever spins on this submission's phase (holding trackers) moves on
+    // first; nothing else took a seq while the stream was locked.
+    sub->phase.store(SubmissionPhase::failed, std::memory_order_release);
+    --s.next_seq;
+    stream_lock.unlock();
+    enqueue_failed(s, sub, a, n, r, spec.what);
+  }
   TANDEM_LAUNCH_PHASE(driver_launch);
   record_completion(s, ctx, b, *sub, cover);
   TANDEM_LAUNCH_PHASE(driver_record);
