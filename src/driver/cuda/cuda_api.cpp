@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
+#include <iterator>
 #include <string>
 #include <type_traits>
 
@@ -153,93 +155,112 @@ std::string gpu_uuid_text(const CUuuid& uuid) {
   return text;
 }
 
-Status status_of(int curesult) noexcept {
-  switch (static_cast<CUresult>(curesult)) {
-    case CUDA_SUCCESS:
-      return Status::ok;
-    case CUDA_ERROR_NOT_READY:
-      return Status::not_ready;
-    case CUDA_ERROR_OUT_OF_MEMORY:
-      return Status::out_of_memory;
+namespace {
+
+// How tandem classifies a CUresult, one row per code it tells apart; every
+// other code is Status::unknown. Looked up in order: status_of runs for
+// failures only (a success never leaves check() in cuda_backend.cpp) and
+// for not_ready, a poll's normal answer, which is the second row.
+struct StatusRow {
+  CUresult code;
+  Status status;
+};
+
+constexpr StatusRow kStatusRows[] = {
+    {CUDA_SUCCESS, Status::ok},
+    {CUDA_ERROR_NOT_READY, Status::not_ready},
+    {CUDA_ERROR_OUT_OF_MEMORY, Status::out_of_memory},
 
     // A bad argument: sizes, pointers, ordinals, launch dimensions or a
     // block too large for the kernel's registers.
-    case CUDA_ERROR_INVALID_VALUE:
-    case CUDA_ERROR_INVALID_DEVICE:
-    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-    case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
-    case CUDA_ERROR_INVALID_CLUSTER_SIZE:
-      return Status::invalid_value;
+    {CUDA_ERROR_INVALID_VALUE, Status::invalid_value},
+    {CUDA_ERROR_INVALID_DEVICE, Status::invalid_value},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, Status::invalid_value},
+    {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, Status::invalid_value},
+    {CUDA_ERROR_INVALID_CLUSTER_SIZE, Status::invalid_value},
 
-    case CUDA_ERROR_INVALID_HANDLE:
-    case CUDA_ERROR_INVALID_CONTEXT:
-      return Status::invalid_handle;
+    {CUDA_ERROR_INVALID_HANDLE, Status::invalid_handle},
+    {CUDA_ERROR_INVALID_CONTEXT, Status::invalid_handle},
 
     // This device, driver or build cannot run it: no code for this GPU in
     // the fatbin, PTX newer than the driver, a kernel missing from its
     // module (NOT_FOUND from cuModuleGetFunction), an unsupported feature.
-    case CUDA_ERROR_NOT_SUPPORTED:
-    case CUDA_ERROR_NOT_FOUND:
-    case CUDA_ERROR_NO_BINARY_FOR_GPU:
-    case CUDA_ERROR_INVALID_IMAGE:
-    case CUDA_ERROR_INVALID_PTX:
-    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
-    case CUDA_ERROR_JIT_COMPILATION_DISABLED:
-    case CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER:
-      return Status::not_supported;
+    {CUDA_ERROR_NOT_SUPPORTED, Status::not_supported},
+    {CUDA_ERROR_NOT_FOUND, Status::not_supported},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, Status::not_supported},
+    {CUDA_ERROR_INVALID_IMAGE, Status::not_supported},
+    {CUDA_ERROR_INVALID_PTX, Status::not_supported},
+    {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, Status::not_supported},
+    {CUDA_ERROR_JIT_COMPILER_NOT_FOUND, Status::not_supported},
+    {CUDA_ERROR_JIT_COMPILATION_DISABLED, Status::not_supported},
+    {CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, Status::not_supported},
 
     // Illegal in the current state, mostly during stream capture.
-    case CUDA_ERROR_NOT_PERMITTED:
-    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
-    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
-    case CUDA_ERROR_STREAM_CAPTURE_MERGE:
-    case CUDA_ERROR_STREAM_CAPTURE_UNMATCHED:
-    case CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
-    case CUDA_ERROR_STREAM_CAPTURE_ISOLATION:
-    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
-    case CUDA_ERROR_CAPTURED_EVENT:
-    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD:
-      return Status::not_permitted;
+    {CUDA_ERROR_NOT_PERMITTED, Status::not_permitted},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, Status::not_permitted},
+    {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, Status::not_permitted},
+    {CUDA_ERROR_STREAM_CAPTURE_MERGE, Status::not_permitted},
+    {CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, Status::not_permitted},
+    {CUDA_ERROR_STREAM_CAPTURE_UNJOINED, Status::not_permitted},
+    {CUDA_ERROR_STREAM_CAPTURE_ISOLATION, Status::not_permitted},
+    {CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, Status::not_permitted},
+    {CUDA_ERROR_CAPTURED_EVENT, Status::not_permitted},
+    {CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, Status::not_permitted},
 
     // Sticky errors: the context is corrupt or gone, and no query can prove
     // that earlier work finished. DEINITIALIZED is what calls return while
     // the driver shuts down at process exit.
-    case CUDA_ERROR_DEINITIALIZED:
-    case CUDA_ERROR_ECC_UNCORRECTABLE:
-    case CUDA_ERROR_NVLINK_UNCORRECTABLE:
-    case CUDA_ERROR_CONTAINED:
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_TIMEOUT:
-    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_TENSOR_MEMORY_LEAK:
-    case CUDA_ERROR_EXTERNAL_DEVICE:
-    case CUDA_ERROR_MPS_CONNECTION_FAILED:
-    case CUDA_ERROR_MPS_RPC_FAILURE:
-    case CUDA_ERROR_MPS_CLIENT_TERMINATED:
-      return Status::completion_unknown;
+    {CUDA_ERROR_DEINITIALIZED, Status::completion_unknown},
+    {CUDA_ERROR_ECC_UNCORRECTABLE, Status::completion_unknown},
+    {CUDA_ERROR_NVLINK_UNCORRECTABLE, Status::completion_unknown},
+    {CUDA_ERROR_CONTAINED, Status::completion_unknown},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, Status::completion_unknown},
+    {CUDA_ERROR_LAUNCH_TIMEOUT, Status::completion_unknown},
+    {CUDA_ERROR_CONTEXT_IS_DESTROYED, Status::completion_unknown},
+    {CUDA_ERROR_ASSERT, Status::completion_unknown},
+    {CUDA_ERROR_HARDWARE_STACK_ERROR, Status::completion_unknown},
+    {CUDA_ERROR_ILLEGAL_INSTRUCTION, Status::completion_unknown},
+    {CUDA_ERROR_MISALIGNED_ADDRESS, Status::completion_unknown},
+    {CUDA_ERROR_INVALID_ADDRESS_SPACE, Status::completion_unknown},
+    {CUDA_ERROR_INVALID_PC, Status::completion_unknown},
+    {CUDA_ERROR_LAUNCH_FAILED, Status::completion_unknown},
+    {CUDA_ERROR_TENSOR_MEMORY_LEAK, Status::completion_unknown},
+    {CUDA_ERROR_EXTERNAL_DEVICE, Status::completion_unknown},
+    {CUDA_ERROR_MPS_CONNECTION_FAILED, Status::completion_unknown},
+    {CUDA_ERROR_MPS_RPC_FAILURE, Status::completion_unknown},
+    {CUDA_ERROR_MPS_CLIENT_TERMINATED, Status::completion_unknown},
 
     // No usable device or driver.
-    case CUDA_ERROR_NO_DEVICE:
-    case CUDA_ERROR_NOT_INITIALIZED:
-    case CUDA_ERROR_STUB_LIBRARY:
-    case CUDA_ERROR_DEVICE_UNAVAILABLE:
-    case CUDA_ERROR_DEVICE_NOT_LICENSED:
-    case CUDA_ERROR_SYSTEM_NOT_READY:
-    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
-    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
-      return Status::no_device;
+    {CUDA_ERROR_NO_DEVICE, Status::no_device},
+    {CUDA_ERROR_NOT_INITIALIZED, Status::no_device},
+    {CUDA_ERROR_STUB_LIBRARY, Status::no_device},
+    {CUDA_ERROR_DEVICE_UNAVAILABLE, Status::no_device},
+    {CUDA_ERROR_DEVICE_NOT_LICENSED, Status::no_device},
+    {CUDA_ERROR_SYSTEM_NOT_READY, Status::no_device},
+    {CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, Status::no_device},
+    {CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, Status::no_device},
+};
 
-    default:
-      return Status::unknown;
+// No code in two rows: the second would never be found (a switch refused
+// a repeated case; a table needs the check).
+constexpr bool rows_distinct() {
+  constexpr std::size_t n = std::size(kStatusRows);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (kStatusRows[i].code == kStatusRows[j].code) return false;
+    }
   }
+  return true;
+}
+static_assert(rows_distinct(), "a CUresult in two rows of kStatusRows");
+
+}  // namespace
+
+Status status_of(int curesult) noexcept {
+  for (const StatusRow& row : kStatusRows) {
+    if (static_cast<int>(row.code) == curesult) return row.status;
+  }
+  return Status::unknown;
 }
 
 namespace {

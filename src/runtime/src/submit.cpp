@@ -335,16 +335,155 @@ bool writes_the_new_allocation(const StreamState& s, const AccessRequest* a, std
   return false;
 }
 
+// --- submit: the cold parts, out of line ----------------------------------------
+
+// Capture is per stream and thread (as in CUDA): recorded work is not
+// checked for conflicts now; each replay is. True when the stream captures
+// and the work was recorded into its graph.
+[[gnu::cold, gnu::noinline]] bool captured(StreamState& s, SubmitSpec& spec) {
+  base::Guard g(s.mu);
+  if (!s.capture) return false;
+  capture_locked(s, spec);
+  return true;
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void capture_raced(const StreamState& s, const char* what) {
+  throw Error(ErrorCode::unsupported, std::string(what) + " on stream " + std::to_string(s.id) +
+                                          " raced with a graph capture beginning on it");
+}
+
+// Before this work and its waits: another stream's first use of the new
+// allocations waits for the allocations, not for this work. Out of line
+// but not cold: the first launch after an allocation that does not write
+// it whole marks it.
+[[gnu::noinline]] void record_birth_mark(StreamState& s, const ContextState& ctx, driver::Backend& b, Submission& sub)
+    TANDEM_REQUIRES(s.mu) {
+  sub.birth_mark = s.take_event();
+  if (!b.event_record(ctx.handle, sub.birth_mark, s.handle).ok()) {
+    s.free_event(sub.birth_mark);  // they wait for `event` instead
+    sub.birth_mark = {};
+  }
+}
+
+// Orders this stream after the conflicting submissions (order policy).
+[[gnu::cold, gnu::noinline]] void wait_for_conflicts(StreamState& s, const WaitEvents& events, const char* what)
+    TANDEM_REQUIRES(s.mu) {
+  const ContextState& ctx = *s.ctx;
+  for (const driver::EventHandle w : events) {
+    ctx.check(ctx.backend().stream_wait_event(ctx.handle, s.handle, w),
+              std::string("ordering ") + what + " on stream " + std::to_string(s.id) +
+                  " after a conflicting submission");
+  }
+}
+
+// The driver refused the work (the caller marked it failed and gave up the
+// stream lock): takes back the submission's leases and record, and throws.
+[[noreturn, gnu::cold, gnu::noinline]] void enqueue_failed(StreamState& s, Submission* sub, const AccessRequest* a,
+                                                            std::uint32_t n, const driver::Result& r,
+                                                            const char* what) TANDEM_EXCLUDES(s.mu) {
+  {
+    TrackerLocks relock(a, n);
+    withdraw_leases_locked(*sub);
+  }
+  {
+    base::Guard g(s.mu);
+    s.recycle(sub);
+  }
+  s.ctx->fail(r, r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver,
+              std::string(what) + " on stream " + std::to_string(s.id));
+}
+
+#ifdef TANDEM_RUNTIME_TRACE
+void trace_submit(const StreamState& s, const Submission& sub, const WaitList& waits, const char* what) {
+  TANDEM_TRACE("submit %s sub %lu stream %lu seq %lu event %p birth_mark %p waits %zu", what,
+               sub.id, s.id, sub.seq, sub.event.raw,
+               sub.birth_mark.raw, waits.size());
+  for (const Submission* w : waits) {
+    TANDEM_TRACE("  waits for sub %lu stream %lu seq %lu event %p", w->id,
+                 w->stream_id, w->seq, w->event.raw);
+  }
+  for (const Lease& l : sub.leases) {
+    TANDEM_TRACE("  lease alloc %lu [%lu,+%lu) mode %u counts %u", l.alloc->id,
+                 l.offset, l.bytes, static_cast<unsigned>(l.mode), l.counts);
+  }
+}
+#endif
+
+// --- submit: the fast path, inline -----------------------------------------------
+
+// Puts the accesses in tracker lock order (allocation id).
+[[gnu::always_inline]] inline void order_accesses(AccessRequest* a, std::uint32_t n, bool sorted) noexcept {
+  if (sorted || n < 2) return;
+  if (n == 2) {  // the usual launch: one read, one write
+    if (access_before(a[1], a[0])) std::swap(a[0], a[1]);
+  } else {
+    sort_accesses(a, n);
+  }
+}
+
+// Whether the submission shares the stream's next event (see
+// ContextOptions::share_completion_events): when this stream has work
+// pending that retirement will prove anyway, and the run of covered
+// submissions is short, or no event is free (making one can stall this
+// thread for milliseconds: stream_state.hpp). A birth mark's carrier
+// records its own event: other streams wait on the two of them directly. A
+// carrier that writes the new allocation whole needs neither
+// (writes_the_new_allocation).
+[[gnu::always_inline]] inline bool shares_event(StreamState& s, const ContextState& ctx, bool marks_birth)
+    TANDEM_REQUIRES(s.mu) {
+  const Submission* const queued_tail = s.tail.load(std::memory_order_relaxed);
+  return ctx.share_events && !marks_birth && !s.isolate_next && queued_tail != nullptr &&
+         queued_tail != s.sentinel.load(std::memory_order_relaxed) &&
+         (s.shared_run + 1 < StreamState::kShareRun ||
+          (s.shared_run + 1 < StreamState::kLongestShareRun && !s.has_free_event()));
+}
+
+// Fills the record before the driver call, whose work evicts much of what
+// this path touched: what is written after it should be as few lines as
+// can be. A failed enqueue recycles the record, which drops keep_alive.
+[[gnu::always_inline]] inline void stamp(StreamState& s, Submission& sub, SubmitSpec& spec, bool cover,
+                                         std::uint64_t submitted_ns) TANDEM_REQUIRES(s.mu) {
+  sub.kind = spec.kind;
+  sub.submitted_ns = submitted_ns;
+  sub.id = next_id(IdKind::submission);
+  sub.seq = s.next_seq++;
+  sub.stream = &s;
+  sub.stream_id = s.id;
+  sub.phase.store(SubmissionPhase::publishing, std::memory_order_relaxed);
+  sub.covered = cover;
+  // Pooled records hold none (retirement and recycle() drop it): a launch
+  // without host memory leaves the record's last line alone.
+  if (spec.keep_alive) sub.keep_alive = std::move(spec.keep_alive);
+  // The queue's reference and the future's. Nobody else counts references
+  // to it before it is queued (waiters on its leases read other fields).
+  sub.refs.store(spec.want_future ? 2 : 1, std::memory_order_relaxed);
+}
+
+// After the driver call: the submission's completion event, its own or the
+// stream's next (shared).
+[[gnu::always_inline]] inline void record_completion(StreamState& s, const ContextState& ctx, driver::Backend& b,
+                                                     Submission& sub, bool cover) TANDEM_REQUIRES(s.mu) {
+  if (cover) {
+    ++s.shared_run;
+    bump(s.shared_events, 1);
+    return;
+  }
+  s.shared_run = 0;
+  if (!b.event_record(ctx.handle, sub.event, s.handle).ok()) [[unlikely]] {
+    // The work is on the device but its completion cannot be proven: the
+    // submission is queued without an event and retirement quarantines it.
+    s.free_event(sub.event);
+    sub.event = {};
+  }
+}
+
 // Lock scopes: the trackers are held while conflicts are resolved and the
 // new leases published (marked `publishing`), not across the driver calls;
 // the stream lock is held from reserving the seq to queueing the
 // submission, so the queue order is the device order.
 Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
-  if (s.capturing.load(std::memory_order_acquire)) {
-    // Capture is per stream and thread (as in CUDA): recorded work is not
-    // checked for conflicts now; each replay is.
-    base::Guard g(s.mu);
-    if (s.capture) return capture_locked(s, spec);
+  if (s.capturing.load(std::memory_order_acquire)) [[unlikely]] {
+    if (captured(s, spec)) return nullptr;
   }
   TANDEM_LAUNCH_PHASE(prepare);
   ContextState& ctx = *s.ctx;
@@ -352,12 +491,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   const std::uint64_t submitted_ns = ctx.retire_latency ? Submission::now_ns() : 0;
   AccessRequest* a = spec.accesses;
   const std::uint32_t n = spec.access_count;
-  if (spec.sorted || n < 2) {
-  } else if (n == 2) {  // the usual launch: one read, one write
-    if (access_before(a[1], a[0])) std::swap(a[0], a[1]);
-  } else {
-    sort_accesses(a, n);
-  }
+  order_accesses(a, n, spec.sorted);
   order_after_births(s, a, n, spec.what);
 
   TrackerLocks trackers(a, n);
@@ -368,63 +502,21 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   TANDEM_LAUNCH_PHASE(check);
 
   StreamLock stream_lock(s.mu);
-  if (s.capture) {
-    throw Error(ErrorCode::unsupported, std::string(spec.what) + " on stream " + std::to_string(s.id) +
-                                            " raced with a graph capture beginning on it");
-  }
+  if (s.capture) [[unlikely]] capture_raced(s, spec.what);
   Submission* sub = s.take_submission();
   TANDEM_LAUNCH_PHASE(record);
-  // Share the next event (see ContextOptions::share_completion_events) when
-  // this stream has work pending that retirement will prove anyway, and the
-  // run of covered submissions is short, or no event is free (making one
-  // can stall this thread for milliseconds: stream_state.hpp). A birth
-  // mark's carrier records its own event: other streams wait on the two of
-  // them directly. A carrier that writes the new allocation whole needs
-  // neither (writes_the_new_allocation).
   const bool marks_birth = s.unmarked_allocation && !writes_the_new_allocation(s, a, n);
-  const Submission* const queued_tail = s.tail.load(std::memory_order_relaxed);
-  const bool cover = ctx.share_events && !marks_birth && !s.isolate_next && queued_tail != nullptr &&
-                     queued_tail != s.sentinel.load(std::memory_order_relaxed) &&
-                     (s.shared_run + 1 < StreamState::kShareRun ||
-                      (s.shared_run + 1 < StreamState::kLongestShareRun && !s.has_free_event()));
+  const bool cover = shares_event(s, ctx, marks_birth);
   try {
     if (!cover) sub->event = s.take_event();
-    if (marks_birth) {
-      // Before this work and its waits: another stream's first use of the
-      // new allocations waits for the allocations, not for this work.
-      sub->birth_mark = s.take_event();
-      if (!b.event_record(ctx.handle, sub->birth_mark, s.handle).ok()) {
-        s.free_event(sub->birth_mark);  // they wait for `event` instead
-        sub->birth_mark = {};
-      }
-    }
-    for (const driver::EventHandle w : wait_events) {
-      ctx.check(b.stream_wait_event(ctx.handle, s.handle, w),
-                std::string("ordering ") + spec.what + " on stream " + std::to_string(s.id) +
-                    " after a conflicting submission");
-    }
+    if (marks_birth) record_birth_mark(s, ctx, b, *sub);
+    if (!wait_events.empty()) [[unlikely]] wait_for_conflicts(s, wait_events, spec.what);
     sub->leases.reserve(n);  // a graph replay's many in one allocation
   } catch (...) {
     s.recycle(sub);
     throw;
   }
-  sub->kind = spec.kind;
-  sub->submitted_ns = submitted_ns;
-  sub->id = next_id(IdKind::submission);
-  sub->seq = s.next_seq++;
-  sub->stream = &s;
-  sub->stream_id = s.id;
-  sub->phase.store(SubmissionPhase::publishing, std::memory_order_relaxed);
-  // Before the driver call, whose work evicts much of what this path
-  // touched: what is written after it should be as few lines as can be.
-  // A failed enqueue recycles the record, which drops keep_alive.
-  sub->covered = cover;
-  // Pooled records hold none (retirement and recycle() drop it): a launch
-  // without host memory leaves the record's last line alone.
-  if (spec.keep_alive) sub->keep_alive = std::move(spec.keep_alive);
-  // The queue's reference and the future's. Nobody else counts references
-  // to it before it is queued (waiters on its leases read other fields).
-  sub->refs.store(spec.want_future ? 2 : 1, std::memory_order_relaxed);
+  stamp(s, *sub, spec, cover, submitted_ns);
   TANDEM_LAUNCH_PHASE(events);
   try {
     publish_leases(*sub, a, n);
@@ -443,52 +535,22 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   }
 
   const driver::Result r = spec.enqueue(s.handle);
-  if (!r.ok()) {
+  if (!r.ok()) [[unlikely]] {
     // Whoever spins on this submission's phase (holding trackers) moves on
     // first; nothing else took a seq while the stream was locked.
     sub->phase.store(SubmissionPhase::failed, std::memory_order_release);
     --s.next_seq;
     stream_lock.unlock();
-    {
-      TrackerLocks relock(a, n);
-      withdraw_leases_locked(*sub);
-    }
-    {
-      base::Guard g(s.mu);
-      s.recycle(sub);
-    }
-    ctx.fail(r, r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver,
-             std::string(spec.what) + " on stream " + std::to_string(s.id));
+    enqueue_failed(s, sub, a, n, r, spec.what);
   }
   TANDEM_LAUNCH_PHASE(driver_launch);
-  if (cover) {
-    ++s.shared_run;
-    bump(s.shared_events, 1);
-  } else {
-    s.shared_run = 0;
-    if (!b.event_record(ctx.handle, sub->event, s.handle).ok()) {
-      // The work is on the device but its completion cannot be proven: the
-      // submission is queued without an event and retirement quarantines it.
-      s.free_event(sub->event);
-      sub->event = {};
-    }
-  }
+  record_completion(s, ctx, b, *sub, cover);
   TANDEM_LAUNCH_PHASE(driver_record);
   sub->phase.store(SubmissionPhase::enqueued, std::memory_order_release);
   s.isolate_next = false;  // this one had its own event
   s.enqueue_locked(sub);
 #ifdef TANDEM_RUNTIME_TRACE
-  TANDEM_TRACE("submit %s sub %lu stream %lu seq %lu event %p birth_mark %p waits %zu", spec.what,
-               sub->id, s.id, sub->seq, sub->event.raw,
-               sub->birth_mark.raw, waits.size());
-  for (const Submission* w : waits) {
-    TANDEM_TRACE("  waits for sub %lu stream %lu seq %lu event %p", w->id,
-                 w->stream_id, w->seq, w->event.raw);
-  }
-  for (const Lease& l : sub->leases) {
-    TANDEM_TRACE("  lease alloc %lu [%lu,+%lu) mode %u counts %u", l.alloc->id,
-                 l.offset, l.bytes, static_cast<unsigned>(l.mode), l.counts);
-  }
+  trace_submit(s, *sub, waits, spec.what);
 #endif
   bump(s.leases_taken, n);
   if (sub->user_visible()) bump(s.user_submitted, 1);
