@@ -123,8 +123,11 @@ TEST_F(SimBackendTest, StreamCreateDestroyCyclesDoNotAccumulateThreads) {
     ASSERT_TRUE(Ok(*sim_, launch(kCount, s, {&arg_})));
     ASSERT_TRUE(Ok(*sim_, sim_->stream_destroy(ctx_, s)));
   }
-  // Finished workers are joined lazily; only the few still draining remain.
-  EXPECT_LT(thread_count(), before + 64);
+  // Finished workers are joined lazily; only those still draining remain.
+  // How many that is depends on how the machine schedules them (72 of 2000
+  // seen with both of CI's cores busy); workers never joined would be about
+  // all 2000.
+  EXPECT_LT(thread_count(), before + kCycles / 8);
   sim_.reset();  // drains and joins the rest
   EXPECT_EQ(probe_.runs.load(), kCycles);
 }
