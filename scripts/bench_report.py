@@ -486,6 +486,13 @@ ABSOLUTES = [
     Absolute("tensor_buffer_ns", "tensor <-> buffer round trip", "BM_TensorBufferRoundTrip", TIME, "ns", "<=", 200),
     # Judged by measurement on the host-only backend (bench/host_bytes_bench.cpp: tandem's heap counted
     # through the allocator, the driver's calls excluded); the declared sizeof figures are information.
+    # The scenario engine's launch step against the same kernels::launch in one process (issue 22;
+    # bench/scenario_bench.cpp): the step's p50 over the direct launch's p50 on the GPU, and its cost over the
+    # direct loop's on the host-only backend (the engine's own CPU path).
+    Absolute("scenario_launch_step_p50_ratio", "scenario launch step p50 / direct kernels::launch p50",
+             "BM_ScenarioLaunchStep", "p50_ratio", "x", "<=", 1.10),
+    Absolute("scenario_launch_step_overhead_host", "scenario launch step - direct kernels::launch, per launch "
+             "(host-only backend)", f"{HOST}BM_ScenarioLaunchStep", "overhead_ns", "ns", "<=", 250),
     Absolute("host_bytes_per_allocation", "tandem's host heap per live allocation, 1 view (measured, host-only "
              "backend, driver excluded)", f"{HOST}BM_HostBytesPerAllocation", "bytes_per_allocation", "B", "<=", 256),
     Absolute("host_bytes_per_submission", "tandem's host heap per in-flight submission, 2 leases (measured, "
