@@ -65,6 +65,15 @@ void retarget_streams(ojson& doc, const std::string& from, const std::string& to
   }
 }
 
+// An emptied `sim.stream_delay_us`, then an emptied `sim`, go (they said nothing).
+void prune_sim(ojson& doc) {
+  if (!doc.contains("sim") || !doc["sim"].is_object()) return;
+  ojson& sim = doc["sim"];
+  if (sim.contains("stream_delay_us") && sim["stream_delay_us"].empty()) sim.erase("stream_delay_us");
+  if (sim.contains("faults") && sim["faults"].empty()) sim.erase("faults");
+  if (sim.empty()) doc.erase("sim");
+}
+
 bool is_count(const ojson& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0); }
 
 }  // namespace
@@ -264,6 +273,7 @@ bool Reducer::pass_streams() {
     retarget_streams(c, name, stream_name(streams[target]));
     if (c.contains("sim") && c["sim"].contains("stream_delay_us") && c["sim"]["stream_delay_us"].is_object()) {
       c["sim"]["stream_delay_us"].erase(name);
+      prune_sim(c);
     }
     changed |= attempt(std::move(c));
   }
@@ -354,6 +364,7 @@ bool Reducer::drop_each_entry(const JsonPtr& at) {
       break;
     }
     if (container.empty()) c[at.parent_pointer()].erase(at.back());
+    prune_sim(c);
     changed |= attempt(std::move(c));
   }
   return changed;
