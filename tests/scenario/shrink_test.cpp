@@ -3,10 +3,14 @@
 // around it, from a seed) shrink to at most 10 steps that fail the same
 // way; the same input and seed give the same bytes; passing and invalid
 // files are refused; a program of the program fuzzer with one check made
-// wrong shrinks too. Each case prints its sizes, runs and time.
+// wrong shrinks too. Each case prints its sizes, runs and time;
+// TANDEM_SHRINK_DUMP=DIR writes each input there, TANDEM_SHRINK_SHOW=1
+// prints each result.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -35,6 +39,9 @@ std::string signature_of(const std::string& text) {
 void shrinks_to_ten(const ojson& doc, const std::string& label, const std::string& sig, std::uint64_t seed = 0) {
   const std::string text = doc.dump(2);
   const std::size_t before = count_steps(doc);
+  if (const char* dir = std::getenv("TANDEM_SHRINK_DUMP")) {
+    std::ofstream(std::filesystem::path(dir) / ("shrink-" + label + ".json")) << format_scenario(doc);
+  }
   ASSERT_EQ(signature_of(text), sig) << label << ": the planted failure is not the one expected\n" << text;
   ShrinkOptions o;
   o.seed = seed;
