@@ -108,7 +108,7 @@ CLI::App* add_shrink(CLI::App& app, ShrinkCommand& cmd) {
   s->add_option("--out", cmd.out, "where the minimal file goes (default: FILE with .json -> .min.json)");
   s->add_option("--max-runs", cmd.max_runs, "at most this many scenario runs, the original's included (default 2000)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000000}));
-  s->add_option("--time-limit", cmd.time_limit_s, "stop after this many seconds (default 600)")
+  s->add_option("--time-limit", cmd.time_limit_s, "stop after this many seconds (default 600; checked between runs)")
       ->check(CLI::Range(0.001, 1e7));
   s->add_option("--confirm", cmd.confirm,
                 "runs per verdict, for timing-dependent failures: a candidate is kept when one of up to K runs "

@@ -263,6 +263,8 @@ ShrinkResult shrink(std::string_view text, const ShrinkOptions& options) {
     doc = ojson::parse(text);
   } catch (const ScenarioError& e) {
     return refused(ShrinkStatus::invalid, e.what());
+  } catch (const nlohmann::json::exception& e) {  // the loader took it: not expected
+    return refused(ShrinkStatus::invalid, options.file_label + ": " + e.what());
   }
   Judge judge(options, count_steps(doc));
   const RunResult first = judge.first_run(sc);

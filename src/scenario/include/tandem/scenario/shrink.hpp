@@ -87,7 +87,7 @@ struct ShrinkOptions {
   std::optional<BackendKind> backend = BackendKind::sim;
   std::uint64_t seed = 0;
   std::uint64_t max_runs = 2000;  // the original's runs included
-  double time_limit_s = 600;
+  double time_limit_s = 600;     // checked between runs
   // Runs per verdict: the original is run until it fails (at most this
   // many times), and a candidate is kept when one of at most this many runs
   // fails the same way (timing-dependent failures).
