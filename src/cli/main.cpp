@@ -5,6 +5,7 @@
 //   tandem validate FILE... [--json]
 //   tandem ops     [--json|--markdown]
 //   tandem run FILE... [--backend B] [--out FILE|DIR] [--repeat N] [--json] [--quiet]
+//   tandem shrink FILE [--backend B|file] [--seed N] [--out PATH] [--max-runs N] [--time-limit S] [--confirm K]
 // Exit codes (exit_codes.hpp): 0 pass, 1 fail, 2 bad command line or invalid
 // scenario, 3 runtime or device error, 4 the requested backend is not available.
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include "exit_codes.hpp"
 #include "kernels_cmd.hpp"
 #include "run_cmd.hpp"
+#include "shrink_cmd.hpp"
 #include "smoke.hpp"
 #include "tandem/device.hpp"
 #include "tandem/errors.hpp"
@@ -133,8 +135,9 @@ struct Request {
   RunCommand run;
   std::string run_backend;
   std::uint64_t run_repeat = 0;
+  ShrinkCommand shrink;
   CLI::App *devices = nullptr, *smoke = nullptr, *kernels = nullptr, *validate = nullptr, *ops = nullptr,
-           *run_app = nullptr;
+           *run_app = nullptr, *shrink_app = nullptr;
 };
 
 void add_backend(CLI::App* sub, std::string& backend) {
@@ -182,6 +185,7 @@ void add_subcommands(CLI::App& app, Request& q) {
   q.ops->add_flag("--json", q.ops_json, "JSON (the default): [{op, family, doc, fields: [{name, kind, required, doc}]}]")
       ->excludes("--markdown");
   add_run(app, q);
+  q.shrink_app = add_shrink(app, q.shrink);
 }
 
 int dispatch(const Request& q) {
@@ -196,6 +200,7 @@ int dispatch(const Request& q) {
     if (q.run_repeat > 0) cmd.repeat = q.run_repeat;
     return run_command(cmd);
   }
+  if (*q.shrink_app) return shrink_command(q.shrink);
   if (*q.kernels) {
     const auto list = kernels_json();
     if (q.kernels_as_json || !isatty(STDOUT_FILENO)) {
@@ -225,6 +230,7 @@ int main(int argc, char** argv) {
       "  tandem kernels                   the kernel registry (SIMT and Tile)\n"
       "  tandem ops --markdown            the scenario ops and their fields\n"
       "  tandem validate a.json b.json    check scenario files; errors name file and JSON path\n"
+      "  tandem shrink fail.json          a minimal file that fails the same way: fail.min.json\n"
       "Exit codes: 0 pass, 1 fail, 2 bad command line or invalid scenario, 3 runtime or device error,\n"
       "4 the requested backend is not available.");
   Request q;
