@@ -260,6 +260,14 @@ doc("foreign_fraction", step({"op": "foreign", "id": "x", "dtype": "f32", "len":
 doc("slice_fraction", step({"op": "slice", "id": "v", "of": "x", "offset": 0, "len": {"fraction_of_free": 0.5}}), "steps[0].len", "for alloc only")
 doc("threads_fraction_bad", setk("threads", "writer", value=[{"op": "loop", "count": 2, "steps": [
     {"op": "alloc", "id": "w", "dtype": "u8", "len": {"fraction_of_free": 2}}]}]), "threads.writer[0].steps[0].len.fraction_of_free", "number in (0, 1]")
+# --- driver-error sim faults (extension): alloc_error, launch_fail, copy_fail
+def fault(f):
+    return setk("sim", "faults", value=[f])
+doc("sim_fault_launch_fail_nth_zero", fault({"kind": "launch_fail", "nth": 0}), "sim.faults[0].nth", "integer in [1, ")
+doc("sim_fault_copy_fail_missing_nth", fault({"kind": "copy_fail"}), "sim.faults[0].nth", "missing required field 'nth' for fault 'copy_fail'")
+doc("sim_fault_alloc_error_submission", fault({"kind": "alloc_error", "nth": 1, "submission": "k"}), "sim.faults[0].submission", "unknown field 'submission' for fault 'alloc_error'")
+doc("sim_fault_launch_fail_nth_string", fault({"kind": "launch_fail", "nth": "2"}), "sim.faults[0].nth", "found string")
+doc("sim_fault_copy_fail_typo", fault({"kind": "copy_fial", "nth": 1}), "sim.faults[0].kind", "did you mean 'copy_fail'")
 
 
 # =============================================================================

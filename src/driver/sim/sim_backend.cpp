@@ -179,10 +179,17 @@ std::string SimBackend::Impl::peer_problem(ContextHandle ctx, int device, Device
   return {};
 }
 
-Result SimBackend::Impl::submit(const char* api, ContextHandle ctx, StreamHandle s, sim::Command command) {
+Result SimBackend::Impl::submit(const char* api, ContextHandle ctx, StreamHandle s, sim::Command command,
+                                sim::Countdown* fault) {
   std::shared_ptr<sim::Stream> stream;
   if (Result r = find_context_stream(api, ctx, s, stream); !r.ok()) {
     return r;
+  }
+  if (fault != nullptr && fault->take()) {
+    return fail(api, Status::unknown,
+                std::string(api) + " on " + sim::stream_name(stream->id()) + ": failed on purpose by " +
+                    (fault == &launch_faults ? "fail_nth_launch" : "fail_nth_copy") + " (a driver error)",
+                Cause::injected);
   }
   const Status status = stream->submit(std::move(command), sim::Stream::DuringCapture::capture);
   if (status != Status::ok) {

@@ -16,6 +16,7 @@
 #include "sim_checker.hpp"
 #include "sim_events.hpp"
 #include "sim_executor.hpp"
+#include "sim_faults.hpp"
 #include "sim_memory.hpp"
 #include "sim_ops.hpp"
 #include "sim_stream.hpp"
@@ -111,7 +112,10 @@ struct SimBackend::Impl {
   // Why work on a stream of context `ctx` (device `device`) may not touch
   // the live block containing `ptr`, or empty (same device, or peer access).
   std::string peer_problem(ContextHandle ctx, int device, DevicePtr ptr) TANDEM_EXCLUDES(mu);
-  Result submit(const char* api, ContextHandle ctx, StreamHandle s, sim::Command command);
+  // Enqueues `command` on a live stream; when `fault` is given and this call
+  // is its armed one, fails with an injected driver error instead.
+  Result submit(const char* api, ContextHandle ctx, StreamHandle s, sim::Command command,
+                sim::Countdown* fault = nullptr);
   Result event_result(const char* api, const sim::EventState& state) const;
   // Joins the workers of destroyed streams that have drained their queues.
   void reap_finished_workers() TANDEM_EXCLUDES(mu);
@@ -122,6 +126,8 @@ struct SimBackend::Impl {
   sim::Checker checker;
   sim::Events events;
   sim::Executor executor{memory, checker, events};
+  sim::Countdown launch_faults;  // fail_nth_launch
+  sim::Countdown copy_faults;    // fail_nth_copy
 
   // Handle registry. Handles are pointers to these objects; the maps decide
   // whether a handle is live.

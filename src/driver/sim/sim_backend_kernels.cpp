@@ -88,7 +88,8 @@ Result SimBackend::launch(const LaunchRequest& request) noexcept {
   }
   sim::LaunchWork work{symbol, request.dims, sim::ParamBuffer(*symbol, request.params),
                        std::vector<Access>(request.accesses, request.accesses + request.access_count)};
-  return impl_->submit(api, request.context, request.stream, sim::Work{std::move(work)});
+  return impl_->submit(api, request.context, request.stream, sim::Work{std::move(work)},
+                       &impl_->launch_faults);
 }
 
 // --- graphs --------------------------------------------------------------------------
@@ -168,6 +169,14 @@ void SimBackend::arm_completion_unknown(StreamHandle s) {
 }
 
 void SimBackend::fail_nth_alloc(std::uint64_t n) { impl_->memory.fail_nth_alloc(n); }
+
+void SimBackend::fail_nth_alloc_with_driver_error(std::uint64_t n) {
+  impl_->memory.fail_nth_alloc_with_driver_error(n);
+}
+
+void SimBackend::fail_nth_launch(std::uint64_t n) { impl_->launch_faults.arm(n); }
+
+void SimBackend::fail_nth_copy(std::uint64_t n) { impl_->copy_faults.arm(n); }
 
 std::vector<Violation> SimBackend::violations() const { return impl_->checker.violations(); }
 

@@ -145,7 +145,7 @@ Result SimBackend::memcpy_async(ContextHandle ctx, DevicePtr dst, DevicePtr src,
       }
     }
   }
-  return impl_->submit(api, ctx, s, sim::Work{sim::CopyWork{dst, src, bytes}});
+  return impl_->submit(api, ctx, s, sim::Work{sim::CopyWork{dst, src, bytes}}, &impl_->copy_faults);
 }
 
 Result SimBackend::upload_async(ContextHandle ctx, DevicePtr dst, const void* src, std::size_t bytes,
@@ -156,7 +156,7 @@ Result SimBackend::upload_async(ContextHandle ctx, DevicePtr dst, const void* sr
                 "upload of " + std::to_string(bytes) + " bytes to " + sim::hex(dst) +
                     ": null device or host pointer");
   }
-  return impl_->submit(api, ctx, s, sim::Work{sim::UploadWork{dst, src, bytes}});
+  return impl_->submit(api, ctx, s, sim::Work{sim::UploadWork{dst, src, bytes}}, &impl_->copy_faults);
 }
 
 Result SimBackend::download_async(ContextHandle ctx, void* dst, DevicePtr src, std::size_t bytes,
@@ -167,7 +167,7 @@ Result SimBackend::download_async(ContextHandle ctx, void* dst, DevicePtr src, s
                 "download of " + std::to_string(bytes) + " bytes from " + sim::hex(src) +
                     ": null device or host pointer");
   }
-  return impl_->submit(api, ctx, s, sim::Work{sim::DownloadWork{dst, src, bytes}});
+  return impl_->submit(api, ctx, s, sim::Work{sim::DownloadWork{dst, src, bytes}}, &impl_->copy_faults);
 }
 
 Result SimBackend::memset8_async(ContextHandle ctx, DevicePtr dst, std::uint8_t value, std::size_t count,

@@ -36,21 +36,36 @@ HostBytes make_storage(std::size_t bytes) {
   return storage;
 }
 
+// One countdown step: true when it reaches 0 now (0 stays disarmed).
+bool count_down(std::uint64_t& left) {
+  if (left == 0) {
+    return false;
+  }
+  return --left == 0;
+}
+
 }  // namespace
 
 Memory::Memory(std::size_t capacity_per_device, int devices)
     : capacity_(capacity_per_device), used_(static_cast<std::size_t>(devices), 0) {}
 
-bool Memory::take_injected_failure() {
-  if (fail_countdown_ == 0) {
-    return false;
+Status Memory::take_injected_failure() {
+  const bool oom = count_down(fail_countdown_);
+  const bool error = count_down(error_countdown_);  // counted even when oom fires
+  if (oom) {
+    return Status::out_of_memory;
   }
-  return --fail_countdown_ == 0;
+  return error ? Status::unknown : Status::ok;
 }
 
 void Memory::fail_nth_alloc(std::uint64_t n) {
   base::Lock lock(mu_);
   fail_countdown_ = n;
+}
+
+void Memory::fail_nth_alloc_with_driver_error(std::uint64_t n) {
+  base::Lock lock(mu_);
+  error_countdown_ = n;
 }
 
 std::string Memory::shortage(const AllocRequest& request) const {
@@ -121,11 +136,13 @@ void Memory::stop_lending(Block& block) {
 Status Memory::allocate(const AllocRequest& request, DevicePtr& out, Refusal& refusal) {
   {
     base::Lock lock(mu_);
-    if (take_injected_failure()) {
+    if (const Status injected = take_injected_failure(); injected != Status::ok) {
       refusal = Refusal{"asked " + std::to_string(request.bytes) + " bytes on device " +
-                            std::to_string(request.device) + ": failed on purpose by fail_nth_alloc",
+                            std::to_string(request.device) + ": failed on purpose by " +
+                            (injected == Status::out_of_memory ? "fail_nth_alloc"
+                                                               : "fail_nth_alloc_with_driver_error (a driver error)"),
                         true};
-      return Status::out_of_memory;
+      return injected;
     }
     if (std::string why = shortage(request); !why.empty()) {
       refusal = Refusal{std::move(why), false};

@@ -72,7 +72,7 @@ struct AllocRequest {
 // Why allocate() failed.
 struct Refusal {
   std::string why;
-  bool injected = false;  // by fail_nth_alloc, not a shortage
+  bool injected = false;  // by fail_nth_alloc(_with_driver_error), not a shortage
 };
 
 // A live block's host bytes, held while an operation uses them.
@@ -85,10 +85,14 @@ class Memory {
  public:
   Memory(std::size_t capacity_per_device, int devices);
 
-  // Status::ok, or out_of_memory with `refusal` naming what was asked and found.
+  // Status::ok, or out_of_memory with `refusal` naming what was asked and
+  // found (Status::unknown when fail_nth_alloc_with_driver_error fired).
   Status allocate(const AllocRequest& request, DevicePtr& out, Refusal& refusal) TANDEM_EXCLUDES(mu_);
   // The n-th allocate() call from now fails (1 = the next one); 0 disarms.
   void fail_nth_alloc(std::uint64_t n) TANDEM_EXCLUDES(mu_);
+  // The same with a driver error (Status::unknown); its own countdown over
+  // the same calls (out_of_memory wins when both land on one call).
+  void fail_nth_alloc_with_driver_error(std::uint64_t n) TANDEM_EXCLUDES(mu_);
 
   // Accepts a free of the block based at `ptr`: false (and `why`) when `ptr`
   // is not the base of a live block or a free of it was already accepted.
@@ -137,7 +141,8 @@ class Memory {
     std::size_t spare = 0;         // sum of bytes - lent over `blocks`
   };
 
-  bool take_injected_failure() TANDEM_REQUIRES(mu_);
+  // Counts one allocate() call on both countdowns: the injected status, or ok.
+  Status take_injected_failure() TANDEM_REQUIRES(mu_);
   // Empty when `request` fits now (free bytes, plus what it may borrow), or why not.
   std::string shortage(const AllocRequest& request) const TANDEM_REQUIRES(mu_);
   // Takes `bytes` of spare from the lenders of `key`, oldest free first;
@@ -156,6 +161,7 @@ class Memory {
   std::vector<std::size_t> used_ TANDEM_GUARDED_BY(mu_);
   std::map<LendKey, Lenders> lenders_ TANDEM_GUARDED_BY(mu_);  // no entry without spare
   std::uint64_t fail_countdown_ TANDEM_GUARDED_BY(mu_) = 0;    // 0: no injected failure
+  std::uint64_t error_countdown_ TANDEM_GUARDED_BY(mu_) = 0;   // 0: no injected driver error
   // Mirrors of blocks_ for the cheap noexcept getters (written under mu_).
   std::atomic<std::uint64_t> live_count_{0};
   std::atomic<std::uint64_t> live_bytes_{0};

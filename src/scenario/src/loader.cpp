@@ -222,7 +222,15 @@ class Document {
       r_.error(p + ".kind", "missing required field 'kind' (completion_unknown or alloc_fail)");
       return;
     }
-    if (!r_.enum_str(*it, p + ".kind", {"completion_unknown", "alloc_fail"}, kind)) return;
+    static const std::vector<std::pair<std::string, SimFault::Kind>> kinds = {
+        {"completion_unknown", SimFault::Kind::completion_unknown},
+        {"alloc_fail", SimFault::Kind::alloc_fail},
+        {"alloc_error", SimFault::Kind::alloc_error},
+        {"launch_fail", SimFault::Kind::launch_fail},
+        {"copy_fail", SimFault::Kind::copy_fail}};
+    std::vector<std::string> names;
+    for (const auto& [name, k] : kinds) names.push_back(name);
+    if (!r_.enum_str(*it, p + ".kind", names, kind)) return;
     const std::string field = kind == "completion_unknown" ? "submission" : "nth";
     for (const auto& [k, v] : j.items())
       if (k != "kind" && k != field)
@@ -238,7 +246,8 @@ class Document {
       if (!r_.name_str(*fv, p + ".submission", f.submission)) return;
       r_.fault_refs.emplace_back(p + ".submission", f.submission);
     } else {
-      f.kind = SimFault::Kind::alloc_fail;
+      for (const auto& [name, k] : kinds)
+        if (name == kind) f.kind = k;
       if (!r_.uint_in(*fv, p + ".nth", 1, detail::kMaxExpect, f.nth)) return;
     }
     out.faults.push_back(f);

@@ -22,6 +22,20 @@ ojson runtime_json(const ContextOptions& co) {
           {"out_of_memory_wait_ms", std::chrono::duration_cast<std::chrono::milliseconds>(co.out_of_memory_wait).count()}};
 }
 
+// Arms the faults that count calls from now (completion_unknown is armed
+// per step, arm_fault). Two faults of one kind: the later one wins.
+void arm_counted_faults(const std::vector<SimFault>& faults, driver::SimBackend* sim) {
+  for (const SimFault& f : faults) {
+    switch (f.kind) {
+      case SimFault::Kind::completion_unknown: break;
+      case SimFault::Kind::alloc_fail: sim->fail_nth_alloc(f.nth); break;
+      case SimFault::Kind::alloc_error: sim->fail_nth_alloc_with_driver_error(f.nth); break;
+      case SimFault::Kind::launch_fail: sim->fail_nth_launch(f.nth); break;
+      case SimFault::Kind::copy_fail: sim->fail_nth_copy(f.nth); break;
+    }
+  }
+}
+
 }  // namespace
 
 bool Session::open(const RunOptions& opt, RunRecord& rec) {
@@ -91,10 +105,7 @@ void Session::start_repetition(HandleTable& handles) {
   }
   default_stream_ = Stream::create(*ctx_);
   for (auto& [d, c] : ctxs_) check_streams_.insert_or_assign(d, Stream::create(c));
-  if (sim_) {
-    for (const SimFault& f : sc_.sim.faults)
-      if (f.kind == SimFault::Kind::alloc_fail) sim_->fail_nth_alloc(f.nth);
-  }
+  if (sim_) arm_counted_faults(sc_.sim.faults, sim_);
 }
 
 void Session::end_repetition() {
@@ -105,7 +116,12 @@ void Session::end_repetition() {
   default_stream_.reset();
   streams_.clear();
   check_streams_.clear();
-  if (sim_) sim_->fail_nth_alloc(0);
+  if (sim_) {
+    sim_->fail_nth_alloc(0);
+    sim_->fail_nth_alloc_with_driver_error(0);
+    sim_->fail_nth_launch(0);
+    sim_->fail_nth_copy(0);
+  }
 }
 
 Context& Session::ctx_of(std::uint32_t device) {

@@ -123,6 +123,23 @@ class SimBackend final : public Backend {
   // mem_alloc both count) fails with out_of_memory, marked Result::injected
   // (a real shortage is not). 0 disarms.
   void fail_nth_alloc(std::uint64_t n);
+  // Driver errors on purpose: the n-th call from now of the kind named fails
+  // with Status::unknown (a driver error, which the runtime reports as
+  // `driver`, never out_of_memory), marked Result::injected, and enqueues or
+  // allocates nothing. Each has its own one-shot countdown (1 = the next
+  // call; 0 disarms; arming again restarts it). Only calls that would
+  // otherwise be accepted count (a bad argument or dead handle fails as
+  // before and counts for nothing).
+  //   - fail_nth_alloc_with_driver_error: allocation calls, as fail_nth_alloc
+  //     counts them (both countdowns see every call; when both land on the
+  //     same call, out_of_memory wins);
+  //   - fail_nth_launch: kernel launches (launch(), also while capturing); a
+  //     graph replay (graph_launch) is not a launch;
+  //   - fail_nth_copy: calls that move bytes: memcpy_async, upload_async and
+  //     download_async (memset8_async writes a value, it is not a copy).
+  void fail_nth_alloc_with_driver_error(std::uint64_t n);
+  void fail_nth_launch(std::uint64_t n);
+  void fail_nth_copy(std::uint64_t n);
   [[nodiscard]] std::vector<Violation> violations() const;
   [[nodiscard]] std::uint64_t violation_count() const noexcept;
   // Live device allocations and their bytes, per the sim's own accounting

@@ -19,11 +19,17 @@ struct Expectations {
                 foreign_owners_unreleased = 0, violations = 0, uniqueness_failures = 0;
 };
 
+// A sim fault. completion_unknown aims at a launch/replay step; the others
+// fail the nth call of a kind from the start of each repetition (one-shot):
+// alloc_fail an allocation with out_of_memory; alloc_error an allocation,
+// launch_fail a kernel launch, copy_fail a copy/upload/download (not a
+// memset), each with a driver error (step error `driver`). Extensions:
+// alloc_error, launch_fail, copy_fail.
 struct SimFault {
-  enum class Kind : std::uint8_t { completion_unknown, alloc_fail };
+  enum class Kind : std::uint8_t { completion_unknown, alloc_fail, alloc_error, launch_fail, copy_fail };
   Kind kind = Kind::completion_unknown;
   std::string submission;   // completion_unknown: a launch/replay step id
-  std::uint64_t nth = 0;    // alloc_fail: >= 1
+  std::uint64_t nth = 0;    // the others: >= 1
 };
 
 struct SimSettings {
