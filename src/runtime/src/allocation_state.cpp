@@ -127,6 +127,12 @@ void AllocationState::release_in_stream_order() noexcept {
   static const bool host_proven_only = tuning_value("TANDEM_HOST_PROVEN_RELEASE", 0, 0) != 0;
   counts_.fetch_add(kLease - kView, std::memory_order_acq_rel);
   (void)move_release(Release::none, Release::awaiting);
+  if (base::mutant(base::Mutant::release_unordered)) {  // freed now, on the free stream, unordered
+    (void)move_release(Release::awaiting, Release::released);  // last_use_gone frees no more
+    ctx->free_memory(base, nullptr, 0, false);
+    drop(kLease);
+    return;
+  }
   if (!host_proven_only && !Retirement::process_is_exiting()) {
     base::Guard g(tracker_lock);
     // A tracked lease's owner is pending, so its stream exists, or

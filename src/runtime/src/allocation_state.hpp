@@ -18,6 +18,7 @@
 #include <functional>
 
 #include "tandem/base/guard.hpp"
+#include "tandem/base/mutant.hpp"
 #include "tandem/base/mutex.hpp"
 #include "tandem/base/spin_lock.hpp"
 #include "tandem/base/thread_annotations.hpp"
@@ -83,6 +84,8 @@ class AllocationState {
 
   [[nodiscard]] bool is_unique() const noexcept {
     const std::uint64_t w = counts_.load(std::memory_order_acquire);
+    if (base::mutant(base::Mutant::lease_counted_as_view)) return views_of(w) + (w >> 40) == 1 && graphs_of(w) == 0;
+    if (base::mutant(base::Mutant::graph_refs_ignored)) return views_of(w) == 1;
     return views_of(w) == 1 && graphs_of(w) == 0;
   }
   [[nodiscard]] std::uint64_t views() const noexcept { return views_of(load()); }

@@ -9,6 +9,7 @@
 #include "stream_state.hpp"
 #include "submit.hpp"
 #include "tandem/detail/launch_phases.hpp"
+#include "tandem/base/mutant.hpp"
 #include "tandem/base/planted_slowdown.hpp"
 #include "tandem/errors.hpp"
 #include "view_factory.hpp"
@@ -70,6 +71,26 @@ void require_contiguous(const View& v, const char* what) {
   }
 }
 
+// Mutants (a test build, tandem/base/mutant.hpp): the leases of a launch
+// differ from the accesses it declares to the backend. Nothing otherwise.
+void plant_lease_mutants(std::span<const ViewAccess> accesses, detail::SmallVector<AccessRequest, 6>& reqs) {
+  using base::Mutant;
+  if (!base::mutant(Mutant::range_widened) && !base::mutant(Mutant::range_narrowed) &&
+      !base::mutant(Mutant::slice_leases_parent_range) && !base::mutant(Mutant::atomic_leased_as_read)) {
+    return;
+  }
+  std::size_t i = 0;
+  for (const ViewAccess& va : accesses) {
+    if (va.view->extent_bytes() == 0) continue;
+    AccessRequest& r = reqs[i++];
+    const std::uint64_t e = va.view->element_size();
+    if (base::mutant(Mutant::range_widened)) r.bytes += e;
+    if (base::mutant(Mutant::range_narrowed) && r.bytes > e) r.bytes -= e;
+    if (base::mutant(Mutant::slice_leases_parent_range)) r = AccessRequest{r.alloc, 0, r.alloc->bytes, r.mode};
+    if (base::mutant(Mutant::atomic_leased_as_read) && va.view->is_atomic()) r.mode = driver::AccessMode::read;
+  }
+}
+
 LaunchFuture finish(detail::StreamState& s, detail::SubmitSpec& spec) {
   return LaunchFuture(detail::submit(s, spec));
 }
@@ -109,6 +130,7 @@ LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
     }
     req.accesses = declared.get();
   }
+  plant_lease_mutants(accesses, reqs);
   auto enqueue = [&](driver::StreamHandle h) {
     req.stream = h;
     return b.launch(req);

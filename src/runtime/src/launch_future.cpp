@@ -3,6 +3,7 @@
 #include "deadline.hpp"
 #include "retirement.hpp"
 #include "submission.hpp"
+#include "tandem/base/mutant.hpp"
 
 namespace tandem {
 
@@ -23,7 +24,12 @@ LaunchFuture& LaunchFuture::operator=(LaunchFuture&& o) noexcept {
 }
 
 LaunchFuture::~LaunchFuture() {
-  if (s_) s_->release();
+  if (!s_) return;
+  if (base::mutant(base::Mutant::forgotten_future_drops_leases) &&
+      s_->state.load(std::memory_order_acquire) == detail::SubmissionState::pending) {
+    detail::untrack_leases_now(*s_);
+  }
+  s_->release();
 }
 
 std::uint64_t LaunchFuture::id() const noexcept { return s_ ? s_->id : 0; }

@@ -49,6 +49,11 @@ struct Submission;
 
 class Retirement;
 
+// Mutants only (tandem/base/mutant.hpp): takes a pending submission's
+// leases out of their trackers now and drops the counts they hold, as if
+// its work were proven done. Never called in a normal build.
+void untrack_leases_now(Submission& sub) noexcept;
+
 // Wakes retirement on scope exit if `queued` was set meanwhile (a marker
 // queued under locks: notify only once they are released). `service`: the
 // stream's (StreamState::retirement), which spares the submit path the

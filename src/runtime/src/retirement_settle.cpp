@@ -3,6 +3,8 @@
 // dropped, its records unlinked from the stream.
 #include "retirement.hpp"
 
+#include "tandem/base/mutant.hpp"
+
 #include "context_state.hpp"
 #include "retire_profile.hpp"
 #include "stream_state.hpp"
@@ -37,6 +39,22 @@ void quarantine(Submission& sub) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
 
 }  // namespace
 
+void untrack_leases_now(Submission& sub) noexcept {
+  std::vector<std::pair<AllocationState*, std::uint32_t>> drops;
+  for (Lease& l : sub.leases) {
+    if (!l.is_tracked()) continue;
+    base::Guard g(l.alloc->tracker_lock);
+    auto& held = l.alloc->leases;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      if (held[i] != &l) continue;
+      held.swap_remove(i);
+      l.set_tracked(false);
+      if (l.counts) drops.push_back({l.alloc, std::exchange(l.counts, 0)});
+      break;
+    }
+  }
+  for (const auto& [alloc, n] : drops) alloc->drop_leases(n);  // outside every lock
+}
 
 // Takes a completed submission's leases out of their trackers, noting the
 // counts they hold. A lease a newer one of its stream already displaced is
@@ -92,7 +110,7 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
   for (const Outcome& o : outcomes_) {
     Submission& p = *o.sub;
     if (p.user_visible()) ++user;
-    if (o.completed) {
+    if (o.completed || base::mutant(base::Mutant::unknown_completion_frees)) {
       released_leases += p.leases.size();
       untrack_leases(p);
       proven = p.seq;

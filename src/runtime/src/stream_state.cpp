@@ -7,6 +7,7 @@
 #include "ids.hpp"
 #include "retire_profile.hpp"
 #include "retirement.hpp"
+#include "tandem/base/mutant.hpp"
 #include "tandem/detail/trace.hpp"
 #include "tuning.hpp"
 
@@ -67,8 +68,29 @@ StreamState* StreamState::create(ContextState& ctx, driver::StreamHandle handle,
 }
 
 void StreamState::release() noexcept {
+  if (base::mutant(base::Mutant::dropped_stream_loses_leases) && refs.load() == 2) untrack_pending_leases();
   const std::uint32_t before = refs.fetch_sub(1, std::memory_order_acq_rel);
   if (before == 2) Retirement::instance().notify_released();  // only retirement's is left
+}
+
+// Mutants only: the user's last handle is going; its pending work's leases
+// are taken out now (references held, so no record is recycled meanwhile).
+void StreamState::untrack_pending_leases() noexcept {
+  std::vector<Submission*> pending_subs;
+  {
+    base::Guard g(mu);
+    for (Submission* p = head.load(std::memory_order_acquire); p; p = p->next) {
+      if (p->state.load(std::memory_order_acquire) == SubmissionState::pending) {
+        p->add_ref();
+        pending_subs.push_back(p);
+      }
+      if (p == tail.load(std::memory_order_acquire)) break;
+    }
+  }
+  for (Submission* p : pending_subs) {
+    untrack_leases_now(*p);
+    p->release();
+  }
 }
 
 bool StreamState::detach() noexcept {

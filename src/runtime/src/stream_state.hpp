@@ -128,6 +128,7 @@ struct StreamState {
 
   void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept;
+  void untrack_pending_leases() noexcept;  // mutants only (tandem/base/mutant.hpp)
   // Retirement only: true once no user handle is left and nothing pends.
   [[nodiscard]] bool abandoned() const noexcept {
     return refs.load(std::memory_order_acquire) == 1 && pending() == 0;

@@ -10,6 +10,7 @@
 #include "retire_profile.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
+#include "tandem/base/mutant.hpp"
 #include "tandem/detail/launch_phases.hpp"
 #include "tandem/detail/trace.hpp"
 #include "tandem/errors.hpp"
@@ -181,6 +182,7 @@ void resolve_conflicts(const StreamState& s, const AccessRequest* a, std::uint32
                    r.bytes, static_cast<unsigned>(r.mode), l->owner->id,
                    l->owner->stream_id, l->owner->seq,
                    l->offset, l->bytes, static_cast<unsigned>(l->mode), l->owner->event.raw);
+      if (base::mutant(base::Mutant::cross_stream_unordered)) continue;
       add_wait(waits, l->owner);
     }
   }

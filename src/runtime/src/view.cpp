@@ -7,6 +7,7 @@
 #include "context_state.hpp"
 #include "stream_state.hpp"
 #include "submit.hpp"
+#include "tandem/base/mutant.hpp"
 #include "tandem/context.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/launch.hpp"
@@ -102,6 +103,7 @@ void View::require_valid(const char* what) const {
 
 void View::require_unique(const char* what) const {
   require_valid(what);
+  if (base::mutant(base::Mutant::transfer_ignores_aliases)) return;
   if (!is_unique()) {
     throw Error(ErrorCode::aliased,
                 std::string(what) + " needs the only view of " + alloc_name(alloc_) + ", which has " +
@@ -189,7 +191,9 @@ View View::peel(std::uint64_t index) const {
                                              std::to_string(element_count()) + "-element view of " +
                                              alloc_name(alloc_));
   }
-  return slice(index, 1);
+  View v = slice(index, 1);
+  if (base::mutant(base::Mutant::peeled_leased_as_writer)) v.atomic_ = true;
+  return v;
 }
 
 View View::atomic() const {
