@@ -49,6 +49,10 @@ class PlantedScenario {
       doc["steps"] = interleave(core, steps - count(core));
     }
     doc["sim"] = {{"stream_delay_us", {{"s1", 20}}}};
+    // The conflict's own stream slow too: whatever the shrinker keeps of it
+    // (the spin, or only the buffer's zero fill on s0) is still in flight when
+    // s1 touches the buffer, however slowly a sanitizer build runs the steps.
+    if (plant_ == Plant::conflict) doc["sim"]["stream_delay_us"]["s0"] = 20000;
     return doc;
   }
 

@@ -52,9 +52,11 @@ void shrinks_to_ten(const ojson& doc, const std::string& label, const std::strin
   EXPECT_EQ(r.steps_before, before);
   EXPECT_LE(r.steps_after, 10u) << label << ":\n" << r.text;
   EXPECT_TRUE(r.stopped_early.empty()) << label << ": " << r.stopped_early;
-  // Run again (a conflict is timing-dependent: one of three runs, like --confirm 3).
+  // Run again. A conflict is timing-dependent when the shrinker dropped the
+  // stream delay that makes it certain: it must still happen within ten runs
+  // (like --confirm 10).
   std::string again;
-  for (int i = 0; i < 3 && again != sig; ++i) again = signature_of(r.text);
+  for (int i = 0; i < 10 && again != sig; ++i) again = signature_of(r.text);
   EXPECT_EQ(again, sig) << label << ": the minimal file fails differently:\n" << r.text;
   std::cout << "[ shrink   ] " << label << ": " << sig << ": " << before << " -> " << r.steps_after << " steps, "
             << r.runs << " runs, " << r.invalid_candidates << " invalid skipped, " << r.seconds << " s\n";
