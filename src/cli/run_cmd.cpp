@@ -19,6 +19,7 @@
 
 #include "tandem/scenario/executor.hpp"
 #include "exit_codes.hpp"
+#include "files.hpp"
 #include "tandem/scenario/loader.hpp"
 
 namespace tandem::cli {
@@ -85,20 +86,6 @@ class ProgressLine {
   std::thread thread_;
 };
 
-std::optional<std::string> read_file(const std::string& path, std::string& why) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    why = path + ": is a directory, expected a scenario file";
-    return std::nullopt;
-  }
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    why = path + ": cannot open the file";
-    return std::nullopt;
-  }
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return text;
-}
 
 // Where each report goes: a folder when several files run or when --out
 // names a folder (existing, or spelled with a trailing '/').
@@ -111,24 +98,6 @@ bool out_is_folder(const RunCommand& cmd) {
 std::string report_path(const RunCommand& cmd, const std::string& file) {
   if (!out_is_folder(cmd)) return cmd.out;
   return (fs::path(cmd.out) / (fs::path(file).stem().string() + ".report.json")).string();
-}
-
-// A report file is checked before anything runs: a long run must not end
-// with nowhere to put its report.
-bool report_file_writable(const std::string& path, std::string& why) {
-  std::error_code ec;
-  const fs::path p(path);
-  const fs::path folder = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(folder, ec)) {
-    why = "--out " + path + ": the folder '" + folder.string() + "' does not exist";
-    return false;
-  }
-  const bool exists = fs::exists(p, ec);
-  if (access(exists ? p.c_str() : folder.c_str(), W_OK) != 0) {
-    why = "--out " + path + ": " + (exists ? "the file" : "the folder '" + folder.string() + "'") + " is not writable";
-    return false;
-  }
-  return true;
 }
 
 bool write_report(const std::string& path, const ojson& report, std::string& why) {
@@ -186,7 +155,7 @@ int run_command(const RunCommand& cmd) {
       std::cerr << "tandem run: --out " << cmd.out << ": cannot create the folder: " << ec.message() << "\n";
       return kExitUsage;
     }
-  } else if (std::string why; !cmd.out.empty() && cmd.out != "-" && !report_file_writable(cmd.out, why)) {
+  } else if (std::string why; !cmd.out.empty() && cmd.out != "-" && !out_file_writable(cmd.out, why)) {
     std::cerr << "tandem run: " << why << "\n";
     return kExitUsage;
   }

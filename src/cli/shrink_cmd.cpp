@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "exit_codes.hpp"
+#include "files.hpp"
 #include "tandem/scenario/shrink.hpp"
 
 namespace tandem::cli {
@@ -42,22 +43,6 @@ std::string default_out(const std::string& file) {
   const fs::path p(file);
   if (p.extension() == ".json") return (p.parent_path() / (p.stem().string() + ".min.json")).string();
   return file + ".min.json";
-}
-
-bool out_writable(const std::string& path, std::string& why) {
-  std::error_code ec;
-  const fs::path p(path);
-  const fs::path folder = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(folder, ec)) {
-    why = "--out " + path + ": the folder '" + folder.string() + "' does not exist";
-    return false;
-  }
-  const bool exists = fs::exists(p, ec);
-  if (access(exists ? p.c_str() : folder.c_str(), W_OK) != 0) {
-    why = "--out " + path + ": " + (exists ? "the file" : "the folder '" + folder.string() + "'") + " is not writable";
-    return false;
-  }
-  return true;
 }
 
 // A progress line on stderr, redrawn in place at most every 100 ms once the
@@ -120,15 +105,15 @@ CLI::App* add_shrink(CLI::App& app, ShrinkCommand& cmd) {
 }
 
 int shrink_command(const ShrinkCommand& cmd) {
-  std::error_code ec;
-  std::ifstream f(cmd.file, std::ios::binary);
-  if (fs::is_directory(cmd.file, ec) || !f) {
-    std::cerr << "tandem shrink: " << cmd.file << ": cannot open the file\n";
+  std::string why;
+  const std::optional<std::string> read = read_file(cmd.file, why);
+  if (!read) {
+    std::cerr << "tandem shrink: " << why << "\n";
     return kExitUsage;
   }
-  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string& text = *read;
   const std::string out = cmd.out.empty() ? default_out(cmd.file) : cmd.out;
-  if (std::string why; !out_writable(out, why)) {
+  if (!out_file_writable(out, why)) {
     std::cerr << "tandem shrink: " << why << "\n";
     return kExitUsage;
   }
