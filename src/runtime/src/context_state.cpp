@@ -235,6 +235,21 @@ void ContextState::order_free_stream_after_untracked_work() {
   if (failure) std::rethrow_exception(failure);
 }
 
+void ContextState::synchronize_streams_that_freed() {
+  std::exception_ptr failure;
+  const bool visited = each_live_stream(*this, [&](StreamState& s, StreamAnchor&) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+    if (failure || !s.freed_since_trim || s.capture) return;
+    try {
+      check(backend().stream_synchronize(handle, s.handle), "waiting for the frees on stream " + std::to_string(s.id));
+      s.freed_since_trim = false;
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  if (!visited) throw std::bad_alloc();
+  if (failure) std::rethrow_exception(failure);
+}
+
 void ContextState::release_idle_stream_resources() noexcept {
   std::vector<driver::EventHandle> idle, surplus;
   // No memory for the list: nothing is released, nothing is lost.

@@ -67,6 +67,9 @@ struct ContextState {
   // Makes the internal free stream wait until the frees (and allocations)
   // enqueued on the context's streams so far are done (Context::trim).
   void order_free_stream_after_untracked_work();
+  // Context::trim: synchronizes each stream that had a free enqueued since
+  // the last trim (under its lock), so that the pool counts them returned.
+  void synchronize_streams_that_freed();
   // Destroys what the context's streams keep idle for reuse: submission
   // records and completion events a burst left behind (Context::trim).
   void release_idle_stream_resources() noexcept;

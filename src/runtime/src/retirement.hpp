@@ -119,8 +119,8 @@ class Retirement {
   bool lock_quiet_stream(StreamState& s, bool waiting) noexcept;
   static bool queue_cover(StreamState& s) noexcept;
   // Releases pushed to `s` that no submission follows (their stream went
-  // quiet): drains them and queues a marker after them; hands refused ones
-  // back to host proof. True if it did anything.
+  // quiet, or is idle: all its work proven): drains them and queues a marker
+  // after them; hands refused ones back to host proof. True if it did anything.
   bool tend_releases(StreamState& s) noexcept;
   // settle(): each free enqueued before a settled submission takes that
   // submission's verdict (freed, or quarantined).

@@ -323,6 +323,7 @@ void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
   if (enqueued != 0) {
     // Untracked work, like an allocation: what follows proves it done.
     untracked_seq = std::max(untracked_seq, seq_after);
+    freed_since_trim = true;
     newest_unproven_seq.store(seq_after, std::memory_order_release);
   }
   if (settled != 0) releases_finished.fetch_add(settled, std::memory_order_acq_rel);
