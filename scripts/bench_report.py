@@ -888,8 +888,34 @@ def big_buffer_markdown(doc):
     return out
 
 
+def targets_markdown():
+    """Every judged target as a markdown table (README.md's "Judged targets" block, checked by
+    tests/scripts/readme_targets_test.py): the entries of a run that measured nothing, so each row
+    says its target as bench.md does."""
+    figures = {}
+    rows = [("ratios", r.key, ratio_entry(r, figures)) for r in RATIOS] + \
+           [("absolute", a.key, absolute_entry(a, figures)) for a in ABSOLUTES]
+    lines = ["| figure | target | key |", "|---|---|---|"]
+    for _, key, e in rows:
+        if not e.get("target") or e["status"] == "info":
+            continue
+        target = e["target"]
+        if e.get("yardstick"):
+            y = e["yardstick"]
+            target = f"≤ {y['fraction']:g} × {y['bench']} (separately timed raw launch)"
+        else:
+            target = target_text(target, e.get("unit", "x" if e.get("metric") != "time_ns" else ""))
+        lines.append(f"| {e['title']} | {target} | `{key}` |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    if sys.argv[1:] == ["--targets-md"]:
+        sys.stdout.write(targets_markdown())
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="bench_report.py --targets-md prints every judged target as a markdown "
+                                        "table (README.md's) and exits.")
     ap.add_argument("--bench", required=True, help="tandem_bench --benchmark_out JSON")
     ap.add_argument("--peers", help="scripts/peers.py output (optional)")
     ap.add_argument("--host-bench", help="the same benchmarks on the host-only backend (optional)")

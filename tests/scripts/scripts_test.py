@@ -570,6 +570,19 @@ class FiguresThatHoldTest(ReportCase):
     runs = staticmethod(BenchReportTest.runs)
     write_bench = BenchReportTest.write_bench
 
+    def test_the_readme_states_every_judged_target(self):
+        out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "bench_report.py"), "--targets-md"],
+                             capture_output=True, text=True, check=True).stdout
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        begin, end = "<!-- judged-targets:begin -->\n", "<!-- judged-targets:end -->"
+        self.assertIn(begin, readme)
+        block = readme.split(begin, 1)[1].split(end, 1)[0]
+        self.assertEqual(block, out, "README.md's judged targets differ from bench_report.py's rows: "
+                         "paste `scripts/bench_report.py --targets-md` between the markers")
+        self.assertIn("`launch_simt_paired`", out)
+        self.assertIn("`host_bytes_per_submission`", out)
+
     def test_launch_overhead_is_judged_against_a_tenth_of_the_separate_raw_launch(self):
         bench = self.write_bench("gpu.json", "cuda", self.runs(
             "BM_PairedSimtLaunch", [1e6] * 3, 1, ratio=[1.07] * 3, raw_ns=[4400] * 3, tracked_ns=[4710] * 3,
