@@ -235,6 +235,31 @@ TEST_F(Failure, AdoptRefusesAnElementCountWhoseByteSizeOverflows) {
   (void)platform().backend().mem_free(e.ctx.native(), p);
 }
 
+// A lease keeps its range in 48 bits (src/runtime/src/submission.hpp), so
+// allocations of 2^48 bytes (256 TiB) or more are refused before the driver
+// is asked, and the largest below is not.
+TEST_F(Failure, AllocationsOf2To48BytesOrMoreAreRefusedBeforeTheDriverIsAsked) {
+  Env e = env();
+  settle();
+  const RuntimeStats before = e.ctx.stats();
+  constexpr std::uint64_t k2To48 = std::uint64_t{1} << 48;
+  EXPECT_TANDEM_ERROR(ErrorCode::out_of_range, allocate(e.a, DType::u8, k2To48));
+  EXPECT_TANDEM_ERROR(ErrorCode::out_of_range, allocate(e.a, DType::u32, k2To48 / 4));
+  EXPECT_TANDEM_ERROR(ErrorCode::out_of_memory, allocate(e.a, DType::u8, k2To48 - 1));  // the sim has 1 MiB
+  const driver::DevicePtr p = foreign_alloc(e.ctx, 256);
+  auto releases = std::make_shared<std::atomic<int>>(0);
+  auto owner = [releases] { releases->fetch_add(1); };
+  EXPECT_TANDEM_ERROR(ErrorCode::out_of_range, adopt(e.ctx, p, DType::u8, k2To48, owner));
+  {
+    const View v = adopt(e.ctx, p, DType::u8, k2To48 - 1, owner);
+    EXPECT_EQ(v.extent_bytes(), k2To48 - 1);
+  }
+  settle();
+  EXPECT_EQ(releases->load(), 1) << "the adopted view's owner ran " << releases->load() << " times";
+  (void)platform().backend().mem_free(e.ctx.native(), p);
+  EXPECT_EQ(e.ctx.stats().live_allocations, before.live_allocations);
+}
+
 TEST_F(Memory, VramReturnsToBaselineAfterBufferCycles) {
   Env e = env();
   settle();

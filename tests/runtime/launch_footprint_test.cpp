@@ -41,6 +41,12 @@ bool tracker_in_first_64_bytes(const detail::AllocationState& a) TANDEM_NO_THREA
   return in_first_64_bytes(a, a.leases);
 }
 
+// Whether `a`'s tracker holds `l` (under its lock).
+bool tracker_holds(detail::AllocationState& a, const detail::Lease& l) {
+  base::Guard g(a.tracker_lock);
+  return std::find(a.leases.begin(), a.leases.end(), &l) != a.leases.end();
+}
+
 class LaunchFootprint : public RuntimeFixture {};
 
 TEST_F(LaunchFootprint, AnAllocationKeepsWhatEveryLaunchReadsInItsFirst64Bytes) {
@@ -64,6 +70,69 @@ TEST_F(LaunchFootprint, AContextKeepsWhatEveryLaunchReadsInItsFirstCacheLine) {
   EXPECT_TRUE(in_first_line(c, c.retire_latency));
   // The reference count, which every handle copy changes, is not there.
   EXPECT_FALSE(in_first_line(c, c.refs));
+}
+
+// A record is three cache lines (submission.hpp): its header, then up to
+// three leases inline in the other two, none across a line, each naming the
+// record and held by its allocation's tracker. With a fourth line a record
+// was a 272-byte heap chunk, over issue 23's 256 bytes per in-flight
+// submission (bench/README.md, "Measured memory").
+TEST_F(LaunchFootprint, ALaunchOfThreeViewsKeepsItsLeasesInTheRecordsLastTwoLines) {
+  Env e = env();
+  const View x = allocate(e.a, DType::u32, 64);
+  const View y = allocate(e.a, DType::u32, 64);
+  const View z = allocate(e.a, DType::u32, 64);
+  Gate& g = gate();
+  LaunchFuture f = hold_many(e.a, {{&x, Access::read}, {&y, Access::write}, {&z, Access::read_write}}, &g);
+  {
+    detail::StreamState& s = *e.a.state();
+    base::Guard lock(s.mu);
+    const detail::Submission* r = s.tail.load(std::memory_order_acquire);
+    ASSERT_NE(r, nullptr);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(r) % 64, 0U);
+    ASSERT_EQ(r->leases.size(), 3U);
+    EXPECT_EQ(r->leases.heap_bytes(), 0U);
+    const auto* record = reinterpret_cast<const char*>(r);
+    for (const detail::Lease& l : r->leases) {
+      const auto at = static_cast<std::size_t>(reinterpret_cast<const char*>(&l) - record);
+      EXPECT_GE(at, 64U) << "a lease in the header's line";
+      EXPECT_LE(at + sizeof(l), 3U * 64) << "a lease past the third line";
+      EXPECT_EQ(at / 64, (at + sizeof(l) - 1) / 64) << "a lease across two lines";
+      EXPECT_EQ(l.owner, r);
+      EXPECT_TRUE(l.is_tracked());
+      EXPECT_TRUE(tracker_holds(*l.alloc, l));
+    }
+  }
+  g.open();
+  ASSERT_TRUE(f.wait(kPatience));
+}
+
+// A lease keeps its range's start and end in 48 bits each, and its counts
+// and mode in the spare bits above: none spills into another, and taking
+// the counts (which ends its being tracked) leaves the range.
+TEST(LeaseFields, RangeCountsAndModeShareTwoWordsWithoutSpillingIntoEachOther) {
+  constexpr std::uint64_t kTop = detail::Lease::kMaxBytes;
+  detail::Lease l(nullptr, nullptr, kTop - 7, 7, driver::AccessMode::atomic, detail::Lease::kMaxCounts);
+  EXPECT_EQ(l.offset(), kTop - 7);
+  EXPECT_EQ(l.end(), kTop);
+  EXPECT_EQ(l.bytes(), 7U);
+  EXPECT_EQ(l.mode(), driver::AccessMode::atomic);
+  EXPECT_EQ(l.counts(), detail::Lease::kMaxCounts);
+  EXPECT_TRUE(l.is_tracked());
+  EXPECT_EQ(l.take_counts(), detail::Lease::kMaxCounts);
+  EXPECT_FALSE(l.is_tracked());
+  EXPECT_EQ(l.counts(), 0U);
+  EXPECT_EQ(l.offset(), kTop - 7);
+  EXPECT_EQ(l.bytes(), 7U);
+  const detail::Lease w(nullptr, nullptr, 0, 1, driver::AccessMode::write, 1);
+  const detail::Lease r(nullptr, nullptr, 0, 1, driver::AccessMode::read, 1);
+  const detail::Lease rw(nullptr, nullptr, 0, 1, driver::AccessMode::read_write, 1);
+  EXPECT_TRUE(rw.mode_covers(r));
+  EXPECT_TRUE(rw.mode_covers(w));
+  EXPECT_FALSE(w.mode_covers(r));
+  EXPECT_FALSE(r.mode_covers(w));
+  EXPECT_TRUE(l.mode_covers(rw)) << "atomic covers read and write";
+  EXPECT_FALSE(rw.mode_covers(l));
 }
 
 // The submit path writes a record's references before its driver call. A

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "runtime/runtime_test_support.hpp"
+#include "tandem/graph.hpp"
 
 namespace tandem::test {
 namespace {
@@ -368,6 +369,43 @@ TEST_F(Leases, LeasesAreReleasedAtRetirement) {
   g2.open();
   ASSERT_TRUE(hz.wait(kPatience));
   EXPECT_NO_THROW((void)fill(r.b, z, 1));
+}
+
+// A lease holds at most 65,535 of its allocation's lease counts (16 bits
+// beside its range: src/runtime/src/submission.hpp). Counts pile up on one
+// lease when the newest launch on a buffer covers many older entries of its
+// stream at once: here a graph replay's 256 leases on disjoint elements,
+// each replay swept up by the second of two whole-buffer launches after it,
+// 260 times behind one held launch: 66,560 counts in all (a replay takes
+// 256 in one submission, which keeps the test short). Past the limit
+// compaction leaves an entry in the tracker instead of handing its counts
+// on; a count lost there would keep the buffer alive for good (or free it
+// early).
+TEST_F(Leases, CountsPastWhatOneLeaseHoldsAreNeitherLostNorFreedEarly) {
+  Env e = env();
+  settle();
+  const std::uint64_t live_before = e.ctx.stats().live_allocations;
+  constexpr std::uint32_t kElements = 256, kBursts = 260;
+  {
+    View x = allocate(e.a, DType::u32, kElements);
+    (void)fill(e.a, x, 0);
+    const Graph each = Graph::capture(e.a, [&] {
+      for (std::uint32_t i = 0; i < kElements; ++i) (void)add(e.a, x.slice(i, 1), 1);
+    });
+    Gate& g = gate();
+    LaunchFuture first = hold(e.a, x, Access::read_write, &g);
+    for (std::uint32_t b = 0; b < kBursts; ++b) {
+      (void)each.replay(e.a);
+      (void)add(e.a, x, 1);
+      (void)add(e.a, x, 1);
+    }
+    EXPECT_GE(e.ctx.stats().active_leases, std::uint64_t{kBursts} * (kElements + 2));
+    g.open();
+    EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(kElements, 3 * kBursts));
+  }
+  settle();
+  EXPECT_EQ(e.ctx.stats().live_allocations, live_before) << "not freed: a lease count was lost";
+  EXPECT_EQ(e.ctx.stats().active_leases, 0U);
 }
 
 // A submission's leases are published before its work is enqueued (so the

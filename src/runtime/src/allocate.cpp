@@ -9,6 +9,7 @@
 #include "retire_profile.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
+#include "submission.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/stream.hpp"
 #include "view_factory.hpp"
@@ -118,6 +119,10 @@ View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
                                              std::string(dtype_name(dtype)) + " overflow 64 bits");
   }
   const std::uint64_t bytes = count * size;
+  if (bytes > detail::Lease::kMaxBytes) {  // a lease's range is 48 bits (submission.hpp)
+    throw Error(ErrorCode::out_of_range,
+                std::to_string(bytes) + " bytes: tandem tracks allocations below 2^48 bytes");
+  }
   if (bytes == 0) {
     if (s.capturing.load(std::memory_order_acquire)) {
       base::Guard g(s.mu);

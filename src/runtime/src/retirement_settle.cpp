@@ -48,8 +48,7 @@ void untrack_leases_now(Submission& sub) noexcept {
     for (std::size_t i = 0; i < held.size(); ++i) {
       if (held[i] != &l) continue;
       held.swap_remove(i);
-      l.set_tracked(false);
-      if (l.counts) drops.push_back({l.alloc, std::exchange(l.counts, 0)});
+      drops.push_back({l.alloc, l.take_counts()});  // no longer tracked
       break;
     }
   }
@@ -69,14 +68,13 @@ void Retirement::untrack_leases(Submission& sub) {
       for (std::size_t i = 0; i < held.size(); ++i) {
         if (held[i] == &l) {
           held.swap_remove(i);
-          counts = std::exchange(l.counts, 0);
-          l.set_tracked(false);
+          counts = l.take_counts();  // no longer tracked
           break;
         }
       }
     }
     TANDEM_TRACE("untrack sub %lu alloc %lu [%lu,+%lu) counts %u", sub.id,
-                 l.alloc->id, l.offset, l.bytes, counts);
+                 l.alloc->id, l.offset(), l.bytes(), counts);
     if (counts) count_drop(l.alloc, counts);
   }
 }

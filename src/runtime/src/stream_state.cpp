@@ -349,13 +349,13 @@ void StreamState::take_failed_releases(std::vector<AllocationState*>& out) {
 
 namespace {
 
-// Asks for the lines a launch with up to two accesses writes in `r` (its
-// first three: the header and two inline leases), with intent to write
+// Asks for the lines a launch with up to three accesses writes in `r` (all
+// three: the header and the inline leases), with intent to write
 // (prefetchw, in asm: the builtin's form needs -mprfchw, and a call of a
 // function built for it is deleted as having no effect; CPUs before it run
 // the instruction as a no-op).
 void prefetch_record(const Submission* r) noexcept {
-  static_assert(sizeof(Submission) >= 3 * 64);
+  static_assert(sizeof(Submission) == 3 * 64);
   const char* p = reinterpret_cast<const char*>(r);
 #if defined(__x86_64__) || defined(__i386__)
   asm volatile("prefetchw %0\n\tprefetchw %1\n\tprefetchw %2" : : "m"(p[0]), "m"(p[64]), "m"(p[128]));

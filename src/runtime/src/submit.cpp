@@ -1,6 +1,7 @@
 #include "submit.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -70,7 +71,7 @@ class TANDEM_SCOPED_CAPABILITY StreamLock {
 };
 
 bool overlaps(const AccessRequest& r, const Lease& l) noexcept {
-  return r.offset < l.offset + l.bytes && l.offset < r.offset + r.bytes;
+  return r.offset < l.end() && l.offset() < r.offset + r.bytes;
 }
 
 // --- stream-ordered births ------------------------------------------------------
@@ -170,18 +171,18 @@ void resolve_conflicts(const StreamState& s, const AccessRequest* a, std::uint32
     for (const Lease* l : r.alloc->leases) {
       if (l->owner->stream_id == s.id) continue;  // the stream orders them
       if (!overlaps(r, *l)) continue;
-      if (!driver::writes(r.mode) && !driver::writes(l->mode)) continue;
+      if (!driver::writes(r.mode) && !driver::writes(l->mode())) continue;
       if (!wait_until_enqueued(*l->owner)) continue;
       if (reject) {
         throw ConflictError(r.alloc->id,
-                            LeaseInfo{l->offset, l->bytes, l->mode, l->owner->stream_id, l->owner->id},
+                            LeaseInfo{l->offset(), l->bytes(), l->mode(), l->owner->stream_id, l->owner->id},
                             LeaseInfo{r.offset, r.bytes, r.mode, s.id, 0});
       }
       TANDEM_TRACE("conflict stream %lu alloc %lu [%lu,+%lu) mode %u vs sub %lu (stream %lu seq %lu) [%lu,+%lu) mode %u event %p",
                    s.id, r.alloc->id, r.offset,
                    r.bytes, static_cast<unsigned>(r.mode), l->owner->id,
                    l->owner->stream_id, l->owner->seq,
-                   l->offset, l->bytes, static_cast<unsigned>(l->mode), l->owner->event.raw);
+                   l->offset(), l->bytes(), static_cast<unsigned>(l->mode()), l->owner->event.raw);
       if (base::mutant(base::Mutant::cross_stream_unordered)) continue;
       add_wait(waits, l->owner);
     }
@@ -195,17 +196,18 @@ void resolve_conflicts(const StreamState& s, const AccessRequest* a, std::uint32
 // bytes with at least its mode (write covers read), every conflict `older`
 // would raise, `newer` raises too, and waiting for `newer` waits for both.
 bool covers(const Lease& newer, const Lease& older) noexcept {
-  const auto n = static_cast<unsigned>(newer.mode), o = static_cast<unsigned>(older.mode);
-  return newer.offset <= older.offset && older.offset + older.bytes <= newer.offset + newer.bytes &&
-         (n & o) == o;
+  return newer.mode_covers(older) && newer.offset() <= older.offset() && older.end() <= newer.end();
 }
 
 // A hot buffer used by many in-flight launches on one stream keeps two
 // tracker entries, not one per launch: entries of `stream` covered by its
 // newest enqueued one are dropped (retirement then skips their leases), and
-// their counts move to `into`, the lease being published. Only enqueued
-// entries cover or are dropped: one still being published may yet fail.
-void compact(SmallVector<Lease*, 2>& held, std::uint64_t stream, Lease& into) noexcept {
+// their counts are returned, for the lease being published, up to the
+// Lease::kMaxCounts it can hold (past that an entry stays: a stream with
+// 65,535 launches in flight on one buffer keeps one more entry). Only
+// enqueued entries cover or are dropped: one still being published may yet
+// fail.
+std::uint32_t compact(SmallVector<Lease*, 2>& held, std::uint64_t stream) noexcept {
   Lease** const h = held.data();
   const Lease* newest = nullptr;
   std::uint64_t newest_seq = 0;  // seqs start at 1
@@ -216,7 +218,8 @@ void compact(SmallVector<Lease*, 2>& held, std::uint64_t stream, Lease& into) no
       newest_seq = o.seq;
     }
   }
-  if (!newest) return;
+  if (!newest) return 0;
+  std::uint32_t handed_on = 0;
   // Backwards: swap_remove(i) moves in the last entry, already looked at.
   for (std::size_t i = held.size(); i-- > 0;) {
     Lease* const e = h[i];
@@ -224,12 +227,14 @@ void compact(SmallVector<Lease*, 2>& held, std::uint64_t stream, Lease& into) no
     if (o.stream_id != stream || o.seq >= newest_seq || !enqueued(o) || !covers(*newest, *e)) {
       continue;
     }
+    const std::uint32_t taken = e->take_counts(Lease::kMaxCounts - handed_on);  // no longer tracked
+    if (taken == 0) [[unlikely]] continue;  // no room for them: it stays, with its counts
     held.swap_remove(i);
     TANDEM_TRACE("compact alloc %lu: lease of sub %lu (seq %lu) covered by sub %lu (seq %lu), %u counts handed on",
-                 e->alloc->id, o.id, o.seq, newest->owner->id, newest_seq, e->counts);
-    into.counts += std::exchange(e->counts, 0);
-    e->set_tracked(false);
+                 e->alloc->id, o.id, o.seq, newest->owner->id, newest_seq, taken);
+    handed_on += taken;
   }
+  return handed_on;
 }
 
 // Takes a submission's leases back out of the trackers (it failed); drops
@@ -246,8 +251,7 @@ void withdraw_leases_locked(Submission& sub) noexcept TANDEM_NO_THREAD_SAFETY_AN
         break;
       }
     }
-    l.set_tracked(false);
-    if (l.counts) l.alloc->drop_leases(std::exchange(l.counts, 0));
+    l.alloc->drop_leases(l.take_counts());  // no longer tracked
   }
 }
 
@@ -263,15 +267,15 @@ void publish_leases(Submission& sub, const AccessRequest* a, std::uint32_t n) TA
     for (std::uint32_t i = 0; i < n; ++i) {
       auto& held = a[i].alloc->leases;
       held.reserve_one();  // first: nothing below throws once entries moved their counts
-      Lease& l = sub.leases.emplace_reserved();
-      l = Lease{a[i].alloc, a[i].offset, a[i].bytes, &sub, 0, a[i].mode, false};
-      compact(held, sub.stream_id, l);
-      if (l.counts == 0) {
-        l.alloc->add_leases(1);
-        l.counts = 1;
+      std::uint32_t counts = compact(held, sub.stream_id);
+      if (counts == 0) {  // nothing displaced, so nothing to undo if this throws
+        a[i].alloc->add_leases(1);
+        counts = 1;
       }
+      // Tracked from here (it holds counts): nothing below throws.
+      Lease& l = sub.leases.emplace_reserved();
+      l = Lease(a[i].alloc, &sub, a[i].offset, a[i].bytes, a[i].mode, counts);
       held.push_back(&l);
-      l.set_tracked(true);
     }
   } catch (...) {
     withdraw_leases_locked(sub);
@@ -406,7 +410,7 @@ void trace_submit(const StreamState& s, const Submission& sub, const WaitList& w
   }
   for (const Lease& l : sub.leases) {
     TANDEM_TRACE("  lease alloc %lu [%lu,+%lu) mode %u counts %u", l.alloc->id,
-                 l.offset, l.bytes, static_cast<unsigned>(l.mode), l.counts);
+                 l.offset(), l.bytes(), static_cast<unsigned>(l.mode()), l.counts());
   }
 }
 #endif
@@ -453,9 +457,6 @@ void trace_submit(const StreamState& s, const Submission& sub, const WaitList& w
   sub.stream_id = s.id;
   sub.phase.store(SubmissionPhase::publishing, std::memory_order_relaxed);
   sub.covered = cover;
-  // Pooled records hold none (retirement and recycle() drop it): a launch
-  // without host memory leaves the record's last line alone.
-  if (spec.keep_alive) sub.keep_alive = std::move(spec.keep_alive);
   // The queue's reference and the future's. Nobody else counts references
   // to it before it is queued (waiters on its leases read other fields).
   sub.refs.store(spec.want_future ? 2 : 1, std::memory_order_relaxed);
@@ -514,6 +515,10 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
     if (marks_birth) record_birth_mark(s, ctx, b, *sub);
     if (!wait_events.empty()) [[unlikely]] wait_for_conflicts(s, wait_events, spec.what);
     sub->leases.reserve(n);  // a graph replay's many in one allocation
+    // Pooled records hold none (retirement and recycle() drop it).
+    if (spec.keep_alive) [[unlikely]] {
+      sub->keep_alive = std::make_unique<std::shared_ptr<void>>(std::move(spec.keep_alive));
+    }
   } catch (...) {
     s.recycle(sub);
     throw;

@@ -6,6 +6,7 @@
 #include "allocation_state.hpp"
 #include "context_state.hpp"
 #include "stream_state.hpp"
+#include "submission.hpp"
 #include "submit.hpp"
 #include "tandem/base/mutant.hpp"
 #include "tandem/context.hpp"
@@ -364,6 +365,10 @@ View adopt(const Context& ctx, driver::DevicePtr ptr, DType dtype, std::uint64_t
                                              std::string(dtype_name(dtype)) + ": the byte size overflows 64 bits");
   }
   const std::uint64_t bytes = count * dtype_size(dtype);
+  if (bytes > detail::Lease::kMaxBytes) {  // a lease's range is 48 bits (submission.hpp)
+    throw Error(ErrorCode::out_of_range,
+                "adopting " + std::to_string(bytes) + " bytes: tandem tracks allocations below 2^48 bytes");
+  }
   if (ptr == 0 && bytes != 0) throw Error(ErrorCode::invalid_handle, "adopting a null device pointer");
   return make_view(detail::AllocationState::create(c, ptr, bytes, detail::Origin::foreign, std::move(owner)),
                    dtype, 0, count);
