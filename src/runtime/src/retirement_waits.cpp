@@ -64,11 +64,24 @@ bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time
       targets.push_back({s, target, releases});
     }
   }
+  // A context's release stream holds the context, which lets go of it only
+  // once nothing else does (ContextState::release): when the last dropped
+  // stream goes, its context's release stream is dropped in turn. Waited
+  // for too, recognised as an internal stream in scope that no handle (the
+  // context's) refers to any more.
+  const auto in_scope = [&](const void* c, const void* p) {
+    return (!ctx || c == ctx) && (!platform || p == platform);
+  };
   const auto gone = [&] {
     base::Guard g(mu_);
     const auto listed = [&](std::uint64_t id) { return std::find(dropped.begin(), dropped.end(), id) != dropped.end(); };
-    return std::none_of(streams_.begin(), streams_.end(), [&](const StreamState* s) { return listed(s->id); }) &&
-           std::none_of(destroying_.begin(), destroying_.end(), listed);
+    const auto lingers = [&](const StreamState* s) {
+      return listed(s->id) || (s->internal && s->refs.load(std::memory_order_acquire) == 1 &&
+                               in_scope(s->ctx, s->ctx->platform));
+    };
+    return std::none_of(streams_.begin(), streams_.end(), lingers) &&
+           std::none_of(destroying_.begin(), destroying_.end(),
+                        [&](const Destroying& d) { return listed(d.id) || (d.internal && in_scope(d.ctx, d.platform)); });
   };
   const bool ok = (targets.empty() && dropped.empty()) || wait_until(deadline, [&] {
     return std::all_of(targets.begin(), targets.end(),
