@@ -42,18 +42,26 @@ struct ContextState {
                               std::shared_ptr<void> keep_alive, ConflictPolicy policy);
 
   void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
-  // The release stream (below) holds a reference, and the context holds
-  // the stream's: when only the stream's is left, nothing can make a new
-  // one (no handle, stream, allocation or submission is left), so the
-  // context lets go of the stream, whose destruction by retirement then
-  // releases the context.
+  // The release stream (below) holds a reference of its own weight, and the
+  // context holds the stream: when only the stream's is left, nothing can
+  // make a new one (no handle, stream, allocation or submission is left),
+  // so the context lets go of the stream, whose destruction by retirement
+  // then releases the context. The weight, not a look at `release_stream`
+  // after the decrement, tells that the stream's is the one left: once
+  // decremented, the object may already be gone unless it is.
+  static constexpr std::uint32_t kReleaseStreamRef = std::uint32_t{1} << 30;
   void release() noexcept {
     const std::uint32_t before = refs.fetch_sub(1, std::memory_order_acq_rel);
     if (before == 1) {
       delete this;
-    } else if (before == 2 && release_stream.load(std::memory_order_acquire) != nullptr) {
+    } else if (before == kReleaseStreamRef + 1) [[unlikely]] {
       let_go_of_release_stream();
     }
+  }
+  // The release stream's own reference (StreamState, `internal`).
+  void add_release_stream_ref() noexcept { refs.fetch_add(kReleaseStreamRef, std::memory_order_relaxed); }
+  void release_release_stream_ref() noexcept {
+    if (refs.fetch_sub(kReleaseStreamRef, std::memory_order_acq_rel) == kReleaseStreamRef) delete this;
   }
 
   driver::Backend& backend() const noexcept { return *backend_; }

@@ -32,7 +32,11 @@ StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHa
                          bool owned_, bool internal_)
     : id(id_), ctx(&ctx_), handle(handle_), owned(owned_), internal(internal_), anchor(new StreamAnchor),
       retirement(&Retirement::instance()) {
-  ctx_.add_ref();
+  if (internal) {
+    ctx_.add_release_stream_ref();  // ContextState::release says why it weighs more
+  } else {
+    ctx_.add_ref();
+  }
   base::Guard g(anchor->mu);
   anchor->stream = this;
 }
@@ -173,8 +177,13 @@ void StreamState::destroy() noexcept {
   anchor->release();
   // cuStreamDestroy does not wait for the device; nothing is pending anyway.
   if (owned) (void)b.stream_destroy(c.handle, handle);
+  const bool was_internal = internal;
   delete this;
-  c.release();
+  if (was_internal) {
+    c.release_release_stream_ref();
+  } else {
+    c.release();
+  }
 }
 
 bool StreamState::has_free_event() {
