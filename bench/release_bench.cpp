@@ -15,8 +15,11 @@
 //                          every byte with host memory they fill at each
 //                          allocation, it is 1 MiB, which the memory does not
 //                          force to be reused (counter memory_needed 0):
-//                          there the run shows that both paths work and what
-//                          tandem's side of them costs, not a reuse.
+//                          there the run shows that both paths work; its
+//                          times include the sim's own memory work (it
+//                          fills each new block's host bytes and poisons
+//                          each freed one, under its memory lock), so they
+//                          say nothing about a device.
 //
 // Counters: iterations_per_s (the loop's wall time), p50/p99/max_reuse_us
 // (the drop to the next allocation's return: how long until the dropped
