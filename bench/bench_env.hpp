@@ -133,6 +133,7 @@ class LeakWatch {
 void register_launch_benchmarks();
 void register_retirement_benchmarks();
 void register_memory_benchmarks();
+void register_release_benchmarks();     // release_bench.cpp
 void register_host_bytes_benchmarks();  // host_bytes_bench.cpp
 void register_graph_benchmarks();
 void register_bandwidth_benchmarks();

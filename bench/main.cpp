@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   tandem_bench::register_launch_benchmarks();
   tandem_bench::register_retirement_benchmarks();
   tandem_bench::register_memory_benchmarks();
+  tandem_bench::register_release_benchmarks();
   tandem_bench::register_host_bytes_benchmarks();
   tandem_bench::register_graph_benchmarks();
   tandem_bench::register_bandwidth_benchmarks();

@@ -474,7 +474,26 @@ RATIOS = [
     BigBufferVsPeer("big_buffer_vs_torch", "big-buffer loop vs PyTorch", "BM_BigBufferLoop", "torch"),
     Ratio("big_buffer_vs_raw", "big-buffer loop vs the raw driver loop (C++)", "BM_BigBufferLoop",
           "BM_RawBigBufferLoop", "loop_s"),
+    # Memory leased on several streams (docs/runtime.md, "Several streams"): the release stream against
+    # host-proven release, same run, not judged until an H200 measurement settles the default.
+    Ratio("multi_stream_release_iterations", "buffer read on two streams, dropped, reallocated: release_stream / "
+          "host_proven iterations/s", "BM_MultiStreamRelease/release_stream", "BM_MultiStreamRelease/host_proven",
+          "iterations_per_s", better="higher"),
 ]
+
+def multi_stream_release_rows(mode):
+    """BM_MultiStreamRelease/<mode> (bench/release_bench.cpp), information only: a buffer read on two streams by
+    20 us kernels, dropped while they run, the same size allocated again (60 % of free memory on the GPU)."""
+    bench = f"BM_MultiStreamRelease/{mode}"
+    return [
+        Absolute(f"multi_stream_release_{mode}_iterations_per_s", f"multi-stream release, {mode}: loop iterations/s",
+                 bench, "iterations_per_s", "1/s", better="higher"),
+        Absolute(f"multi_stream_release_{mode}_reuse_p50_us", f"multi-stream release, {mode}: drop -> same-size "
+                 "allocation returned, median", bench, "p50_reuse_us", "us"),
+        Absolute(f"multi_stream_release_{mode}_reuse_p99_us", f"multi-stream release, {mode}: drop -> same-size "
+                 "allocation returned, p99", bench, "p99_reuse_us", "us"),
+    ]
+
 
 ABSOLUTES = [
     Absolute("round_trip_p99_us", "launch -> memory freed, p99", "BM_TrackedRoundTrip", "p99_us", "us", "<=", 100),
@@ -512,7 +531,8 @@ ABSOLUTES = [
              "BM_TileCopy_Rank2_64x64_1GiB", "ratio_vs_memcpy", "x", ">=", 0.8, better="higher"),
     Absolute("tile_transpose_vs_memcpy", "Tile transpose 1 GiB f32, 64x64, vs driver memcpy bandwidth",
              "BM_TileTranspose_64x64_1GiB", "ratio_vs_memcpy", "x", ">=", 0.8, better="higher"),
-] + launch_overhead_rows() + [row for k in THREADS for row in sustained_rows(k)["absolute"]] + [
+] + [row for m in ("host_proven", "release_stream") for row in multi_stream_release_rows(m)] + \
+    launch_overhead_rows() + [row for k in THREADS for row in sustained_rows(k)["absolute"]] + [
     BigBufferPasses("big_buffer_passes", "big-buffer loop: 10 x 60 % of free memory, 1 ms kernel at each drop",
                     "BM_BigBufferLoop"),
 ]

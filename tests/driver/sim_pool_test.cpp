@@ -1,8 +1,10 @@
 // Unit tests of the simulated device's stream-ordered pool (sim_memory.hpp):
 // a free queued on a stream lends its bytes to that stream's next pool
 // allocations at once, nothing else may use them before the free ran, and a
-// free placed too early is still caught. Also: failures the sim injects are
-// marked Result::injected. The fixture is in sim_test_support.hpp.
+// free placed too early is still caught, also one on a stream of its own
+// behind waits on the users' streams (the runtime's release stream). Also:
+// failures the sim injects are marked Result::injected. The fixture is in
+// sim_test_support.hpp.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -298,6 +300,85 @@ TEST_F(SimPool, AnOperationOnAFreedBlockIsAUseAfterFreeEvenWhenANewBlockTookItsB
 
   free_async(b, s);
   sync(s);
+  EXPECT_EQ(free_bytes(), kCapacity);
+}
+
+// --- a release stream: a free behind waits on the readers' streams ------------------
+// (the runtime's MultiStreamRelease::release_stream, docs/runtime.md)
+
+// Two streams read block a with gated kernels (probe_ and holder_ open
+// them); the events recorded after each reader are what a release stream
+// waits on before it frees a.
+struct TwoReaders {
+  StreamHandle s1, s2;
+  EventHandle after1, after2;
+};
+
+class SimReleaseStream : public SimPool {
+ protected:
+  TwoReaders read_on_two_streams(DevicePtr a) {
+    TwoReaders r{stream(), stream(), event(), event()};
+    const Access read{a, 40 * kMiB, AccessMode::read};
+    EXPECT_TRUE(Ok(*sim_, launch(kGate, r.s1, {&arg_}, {read})));         // opened by probe_.gate
+    EXPECT_TRUE(Ok(*sim_, launch(kGate, r.s2, {&holder_arg_}, {read})));  // opened by holder_.gate
+    EXPECT_TRUE(Ok(*sim_, sim_->event_record(ctx_, r.after1, r.s1)));
+    EXPECT_TRUE(Ok(*sim_, sim_->event_record(ctx_, r.after2, r.s2)));
+    EXPECT_TRUE(probe_.gate.wait_arrivals(1));
+    EXPECT_TRUE(holder_.gate.wait_arrivals(1));
+    return r;
+  }
+};
+
+TEST_F(SimReleaseStream, AFreeBehindWaitsOnBothReadersRunsOnlyAfterBothAndOnlyThenLendsItsBytes) {
+  const StreamHandle birth = stream();
+  const DevicePtr a = pool_alloc(birth, 40 * kMiB);
+  sync(birth);
+  const TwoReaders r = read_on_two_streams(a);
+  const StreamHandle release = stream();
+  const EventHandle freed = event();
+  ASSERT_TRUE(Ok(*sim_, sim_->stream_wait_event(ctx_, release, r.after1)));
+  ASSERT_TRUE(Ok(*sim_, sim_->stream_wait_event(ctx_, release, r.after2)));
+  free_async(a, release);
+  ASSERT_TRUE(Ok(*sim_, sim_->event_record(ctx_, freed, release)));
+
+  probe_.gate.open();
+  sync(r.s1);  // one reader done: the free still waits for the other
+  EXPECT_EQ(sim_->event_query(ctx_, freed).status, Status::not_ready);
+  EXPECT_EQ(sim_->live_allocations(), 1U);
+  DevicePtr p = 0;
+  EXPECT_EQ(pool_alloc(r.s1, 40 * kMiB, p).status, Status::out_of_memory)
+      << "a's bytes are lent to the freeing stream only, and only once its free ran elsewhere";
+
+  holder_.gate.open();
+  sync(release);
+  EXPECT_EQ(sim_->live_allocations(), 0U);
+  const DevicePtr b = pool_alloc(r.s1, 40 * kMiB);  // the free ran: the bytes are the device's again
+  free_async(b, r.s1);
+  sync(r.s1);
+  sync(r.s2);
+  EXPECT_EQ(free_bytes(), kCapacity);
+  EXPECT_EQ(sim_->violation_count(), 0U);
+}
+
+TEST_F(SimReleaseStream, AFreeThatSkipsOneReadersWaitIsAUseAfterFree) {
+  const StreamHandle birth = stream();
+  const DevicePtr a = pool_alloc(birth, 40 * kMiB);
+  sync(birth);
+  const TwoReaders r = read_on_two_streams(a);
+  const StreamHandle release = stream();  // stream #4
+  ASSERT_TRUE(Ok(*sim_, sim_->stream_wait_event(ctx_, release, r.after1)));
+  free_async(a, release);  // nothing orders it after s2's reader: a runtime bug
+
+  probe_.gate.open();
+  sync(release);  // the free ran while s2's kernel still read a
+  holder_.gate.open();
+  sync(r.s2);
+  const auto uaf = violations_of(Violation::Kind::use_after_free);
+  ASSERT_EQ(uaf.size(), 1U);
+  EXPECT_EQ(sim_->violation_count(), 1U);
+  EXPECT_NE(uaf[0].detail.find("mem_free_async on stream #4 frees"), std::string::npos) << uaf[0].detail;
+  EXPECT_NE(uaf[0].detail.find("launch 'gate' on stream #3"), std::string::npos) << uaf[0].detail;
+  sync(r.s1);
   EXPECT_EQ(free_bytes(), kCapacity);
 }
 

@@ -13,6 +13,7 @@
 #include "tandem/kernels/catalog.hpp"
 #include "tandem/kernels/launch.hpp"
 #include "tandem/launch.hpp"
+#include "tandem/multi_stream_release.hpp"
 
 namespace {
 
@@ -254,6 +255,110 @@ TEST_F(GpuRuntime, LaunchOfALoadedKernelDoesNotWaitForRunningKernels) {
   const std::vector<float> got = read_f32(b, t);
   EXPECT_EQ(std::count(got.begin(), got.end(), 2.0f), static_cast<long>(got.size()));
   ASSERT_TRUE(spinning.wait(10s));
+}
+
+// --- memory leased on several streams: the release stream (docs/runtime.md) ---
+
+tandem::Context release_stream_context(tandem::Platform& p) {
+  tandem::ContextOptions o;
+  o.multi_stream_release = tandem::MultiStreamRelease::release_stream;
+  return tandem::Context::create(p.device(0), o);
+}
+
+// A kernel that leases `x` for reading and holds it for `ns` (spin touches
+// no byte of it).
+void read_spin(const tandem::Stream& s, const View& x, std::uint64_t ns) {
+  tandem::BufferParam<std::uint8_t> p{reinterpret_cast<std::uint8_t*>(x.device_ptr()), x.extent_bytes()};
+  void* params[] = {&p, &ns};
+  const ViewAccess acc[] = {{&x, Access::read}};
+  std::move(tandem::launch(s, simt("spin", DType::u32), one_block(), params, acc)).forget();
+}
+
+// runtime.md §6, docs/runtime.md "Several streams": a buffer two streams
+// still read when it is dropped is freed on the context's release stream
+// behind both reads. The next allocation of its size, filled at once, may
+// take its memory only after both: the checksums read the old contents.
+// Under compute-sanitizer memcheck, an early free is also an invalid read.
+TEST_F(GpuRuntime, ReleaseStreamKeepsABufferReadOnTwoStreamsUntilBothReadersRead) {
+  namespace k = tandem::kernels;
+  tandem::Context c = release_stream_context(platform());
+  k::load_catalog(c);
+  tandem::Stream s0 = tandem::Stream::create(c), s1 = tandem::Stream::create(c), s2 = tandem::Stream::create(c);
+  constexpr std::uint64_t n = 1 << 20;
+  std::optional<View> buf = tandem::allocate(s0, DType::u32, n);
+  std::move(fill(s0, *buf, 1)).forget();
+  View acc1 = tandem::allocate(s1, DType::u32, 1), acc2 = tandem::allocate(s2, DType::u32, 1);
+  View hold1 = tandem::allocate(s1, DType::u32, 1), hold2 = tandem::allocate(s2, DType::u32, 1);
+  ASSERT_TRUE(c.wait_for_retirement(10s));
+  const auto before = c.stats();
+  const k::KernelEntry& checksum = catalog_entry(k::Model::simt, "checksum", DType::u32);
+  // Each read waits behind a spin on its stream, so both are still queued at the drop.
+  std::move(spin(s1, hold1, 20'000'000)).forget();
+  std::move(spin(s2, hold2, 40'000'000)).forget();
+  const k::Arg sum1[] = {k::Arg::of(*buf), k::Arg::of(acc1)};
+  const k::Arg sum2[] = {k::Arg::of(*buf), k::Arg::of(acc2)};
+  std::move(k::launch(s1, checksum, sum1)).forget();
+  std::move(k::launch(s2, checksum, sum2)).forget();
+  const Marker read2(platform(), c, s2);
+  const auto t0 = Clock::now();
+  buf.reset();
+  const auto drop_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+  const bool in_flight = !read2.done();
+  View next = tandem::allocate(s0, DType::u32, n);  // enqueues the free on the release stream
+  std::move(fill(s0, next, 7)).forget();
+  EXPECT_EQ(read_u32(s0, acc1), std::vector<std::uint32_t>{static_cast<std::uint32_t>(n)});
+  EXPECT_EQ(read_u32(s0, acc2), std::vector<std::uint32_t>{static_cast<std::uint32_t>(n)})
+      << "the second reader read memory the next allocation had already written";
+  const std::vector<std::uint32_t> got = read_u32(s0, next);
+  EXPECT_EQ(std::count(got.begin(), got.end(), 7u), static_cast<long>(n));
+  ASSERT_TRUE(c.wait_for_retirement(10s));
+  const auto after = c.stats();
+  if (in_flight) {
+    EXPECT_EQ(after.stream_ordered_releases, before.stream_ordered_releases + 1);
+    EXPECT_EQ(after.host_proven_releases, before.host_proven_releases);
+  }
+  EXPECT_LT(drop_ns, 100'000) << "the dropping thread must not wait for the GPU";
+  std::printf("[measure] release stream: drop %lld ns with two readers in flight (%s)\n",
+              static_cast<long long>(drop_ns), in_flight ? "yes" : "no: launches serialized?");
+}
+
+// Issue 21's loop with the buffer read on two streams: 5 x {60 % of the free
+// memory, read on s1 and s2 by 1 ms kernels, dropped}: each allocation can
+// only have the dropped buffer's memory, released on the release stream.
+TEST_F(GpuRuntime, ReleaseStreamLetsTheNextAllocationReuseMemoryReadOnTwoStreams) {
+  tandem::Context c = release_stream_context(platform());
+  c.load_kernel(simt("spin", DType::u32));
+  std::optional<tandem::Stream> s0 = tandem::Stream::create(c), s1 = tandem::Stream::create(c),
+                                s2 = tandem::Stream::create(c);
+  c.trim();
+  const std::size_t baseline = c.memory_info().free_bytes;
+  const std::uint64_t count = static_cast<std::uint64_t>(static_cast<double>(baseline) * 0.6) / 4;
+  const auto before = c.stats();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 5; ++i) {
+    View x = tandem::allocate(*s0, DType::u32, count);
+    read_spin(*s1, x, 1'000'000);
+    read_spin(*s2, x, 1'000'000);
+  }  // each buffer dropped with both reads queued
+  s0->synchronize();
+  const double loop_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  ASSERT_TRUE(c.wait_for_retirement(30s));
+  const auto after = c.stats();
+  EXPECT_EQ(after.live_allocations, 0u);
+  EXPECT_EQ(after.quarantined_allocations, 0u);
+  EXPECT_EQ(after.host_proven_releases, before.host_proven_releases) << "a release waited for host proof";
+  std::printf("[measure] release stream loop: 5 x %.1f GiB read on two streams, %.1f ms; stream-ordered "
+              "releases %llu, pressure retries %llu\n",
+              static_cast<double>(count * 4) / (1 << 30), loop_ms,
+              static_cast<unsigned long long>(after.stream_ordered_releases - before.stream_ordered_releases),
+              static_cast<unsigned long long>(after.pressure_retries - before.pressure_retries));
+  c.trim();
+  const long long delta = static_cast<long long>(baseline) - static_cast<long long>(c.memory_info().free_bytes);
+  EXPECT_LE(std::llabs(delta), 8LL << 20) << "free memory did not return to its baseline";
+  s0.reset();
+  s1.reset();
+  s2.reset();
+  ASSERT_TRUE(platform().wait_for_retirement(30s));
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // allocation dropped while one stream's work still uses it has its free
 // enqueued on that stream behind the work, before the host proves anything;
 // it counts as freed once that free is proven executed. Leases on several
-// streams keep host-proven release. An allocation the device cannot satisfy
+// streams keep host-proven release in host_proven mode (release_stream_test.cpp:
+// the other mode). An allocation the device cannot satisfy
 // first gives back what is pending, then waits (bounded) for the work in
 // flight.
 #include <optional>
@@ -96,7 +97,9 @@ TEST_F(Release, ASubmissionOnTheStreamEnqueuesThePendingFreeBeforeItsOwnWork) {
 }
 
 TEST_F(Release, LeasesOnTwoStreamsKeepTheFreeUntilTheHostProvesBothDone) {
-  Env e = env();
+  ContextOptions o;
+  o.multi_stream_release = MultiStreamRelease::host_proven;  // whatever TANDEM_MULTI_STREAM_RELEASE says
+  Env e = env_with(o);
   settle();
   Gate& ga = gate();
   Gate& gb = gate();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 
 #include "element_codec.hpp"
@@ -79,6 +80,9 @@ TEST(ScenarioExecutor, TheRunUsesTheDefaultRuntimeOptionsAndReportsThem) {
   EXPECT_EQ(rt["out_of_memory_wait_ms"],
             std::chrono::duration_cast<std::chrono::milliseconds>(defaults.out_of_memory_wait).count())
       << rt.dump();
+  // The options leave it to TANDEM_MULTI_STREAM_RELEASE; the report names the mode in force.
+  const char* mode = std::getenv("TANDEM_MULTI_STREAM_RELEASE");
+  EXPECT_EQ(rt["multi_stream_release"], mode ? mode : "host_proven") << rt.dump();
 }
 
 // throughput.retire_latency_us comes from the runtime: one sample per

@@ -23,12 +23,28 @@ struct Placed {
   std::uint64_t birth_seq = 0;
 };
 
+// The context's release stream (MultiStreamRelease::release_stream): made
+// at the first allocation, and the frees dropped onto it since enqueued
+// now, before the pool is asked (a drop makes no driver call: the
+// allocating thread and the retirement thread drain it). Outside `s`'s
+// lock: that drain takes the allocations' tracker locks and the lease
+// streams' locks (stream_state.hpp, lock order).
+void drain_release_stream(detail::ContextState& ctx) {
+  if (ctx.multi_stream_release != MultiStreamRelease::release_stream) return;
+  detail::StreamState* r = ctx.ensure_release_stream();
+  if (r == nullptr || !r->inbox_ready.load(std::memory_order_acquire)) return;
+  const detail::ProfileScope timed(detail::retire_profile().submitter_drain);
+  base::Guard g(r->mu);
+  r->drain_releases(r->next_seq);
+}
+
 // One try: under the stream lock, so that exactly the submissions numbered
 // birth_seq and later are enqueued after the allocation. The frees dropped
 // behind this stream's work go first: the pool can then hand their memory
 // to this allocation at once (stream order makes that safe).
 driver::Result place(detail::StreamState& s, std::uint64_t bytes, Placed& out) {
   detail::ContextState& ctx = *s.ctx;
+  drain_release_stream(ctx);
   base::Guard g(s.mu);
   if (s.capture) {
     throw Error(ErrorCode::unsupported, "allocate on stream " + std::to_string(s.id) +

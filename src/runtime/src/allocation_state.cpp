@@ -119,12 +119,13 @@ bool AllocationState::move_release(Release from, Release to) noexcept {
 // retires meanwhile cannot bring the word to zero and free the memory a
 // second time. When every lease is on one stream of this context, the free
 // goes onto that stream behind them (StreamState::push_release: its next
-// submitter, allocator or the retirement thread enqueues it); the memory
-// is then reusable in stream order before the host has proven anything.
+// submitter, allocator or the retirement thread enqueues it); when they are
+// on several streams of this context and it has a release stream
+// (MultiStreamRelease::release_stream), onto that one, whose drain orders
+// it after each lease stream's work. The memory is then reusable in stream
+// order before the host has proven anything. Either way the drop makes no
+// driver call.
 void AllocationState::release_in_stream_order() noexcept {
-  // TANDEM_HOST_PROVEN_RELEASE=1 (tuning): every release waits for host
-  // proof, as before stream-ordered release, to measure one against the other.
-  static const bool host_proven_only = tuning_value("TANDEM_HOST_PROVEN_RELEASE", 0, 0) != 0;
   counts_.fetch_add(kLease - kView, std::memory_order_acq_rel);
   (void)move_release(Release::none, Release::awaiting);
   if (base::mutant(base::Mutant::release_unordered)) {  // freed now, on the free stream, unordered
@@ -133,24 +134,31 @@ void AllocationState::release_in_stream_order() noexcept {
     drop(kLease);
     return;
   }
-  if (!host_proven_only && !Retirement::process_is_exiting()) {
+  if (!host_proven_release_forced() && !Retirement::process_is_exiting()) {
     base::Guard g(tracker_lock);
     // A tracked lease's owner is pending, so its stream exists, or
     // quarantined, its stream cleared (retirement.cpp, quarantine); no new
     // lease can appear (no view is left).
     StreamState* target = nullptr;
     bool one_stream = !quarantined();
+    bool this_context = one_stream;  // every lease on a live stream of this context
     for (const Lease* l : leases) {
       StreamState* st = l->owner->stream;
+      if (st == nullptr || st->ctx != ctx) this_context = false;
       if (st == nullptr || (target && st != target)) one_stream = false;
       target = st;
     }
     if (target && one_stream && target->ctx == ctx && target->push_release(this)) return;
+    if (target && !one_stream && this_context) {
+      // Null unless the context releases this way (and could make the stream).
+      StreamState* r = ctx->release_stream.load(std::memory_order_acquire);
+      if (r && r->push_release(this)) return;
+    }
   }
   // Nothing leased any more (it retired meanwhile), leases on several
-  // streams or on another context's stream: the free waits for host proof
-  // that the work is done, as for graph-held and foreign memory
-  // (docs/runtime.md, "Release in stream order").
+  // streams (host_proven mode) or on another context's stream: the free
+  // waits for host proof that the work is done, as for graph-held and
+  // foreign memory (docs/runtime.md, "Release in stream order").
   drop(kLease);
 }
 

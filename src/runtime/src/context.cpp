@@ -1,18 +1,36 @@
 #include "tandem/context.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
 #include "context_state.hpp"
 #include "deadline.hpp"
 #include "retirement.hpp"
+#include "tuning.hpp"
 
 namespace tandem {
 
 namespace {
+
+// TANDEM_MULTI_STREAM_RELEASE chooses for contexts whose options do not.
+// Read at each Context::create rather than once: a bad value must be an
+// error its caller sees, which the drop that uses the mode (noexcept, on
+// any thread) could not report.
+MultiStreamRelease resolve_multi_stream_release(const ContextOptions& options) {
+  if (detail::host_proven_release_forced()) return MultiStreamRelease::host_proven;
+  if (options.multi_stream_release) return *options.multi_stream_release;
+  const char* v = std::getenv("TANDEM_MULTI_STREAM_RELEASE");
+  if (v == nullptr) return MultiStreamRelease::host_proven;
+  if (const std::optional<MultiStreamRelease> m = parse_multi_stream_release(v)) return *m;
+  throw Error(ErrorCode::unsupported, std::string("TANDEM_MULTI_STREAM_RELEASE='") + v +
+                                          "': expected 'host_proven' or 'release_stream' (or unset: host_proven)");
+}
+
 Context make(const Device& device, driver::ContextHandle borrowed, std::shared_ptr<void> keep_alive,
              const ContextOptions& options) {
+  const MultiStreamRelease release = resolve_multi_stream_release(options);
   Context c(detail::Ref<detail::ContextState>::adopt(detail::ContextState::create(
       *device.platform().state(), device.ordinal(), borrowed, std::move(keep_alive),
       options.conflict_policy)));
@@ -20,8 +38,10 @@ Context make(const Device& device, driver::ContextHandle borrowed, std::shared_p
   if (options.measure_retirement_latency) c.state()->retire_latency = std::make_unique<LatencyHistogram>();
   c.state()->share_events = options.share_completion_events;
   c.state()->out_of_memory_wait = std::max(options.out_of_memory_wait, std::chrono::nanoseconds::zero());
+  c.state()->multi_stream_release = release;
   return c;
 }
+
 }  // namespace
 
 Context Context::create(const Device& device, const ContextOptions& options) {
@@ -46,6 +66,7 @@ Device Context::device() const {
 std::uint64_t Context::id() const noexcept { return s_->id; }
 bool Context::owned() const noexcept { return s_->owned; }
 ConflictPolicy Context::conflict_policy() const noexcept { return s_->policy; }
+MultiStreamRelease Context::multi_stream_release() const noexcept { return s_->multi_stream_release; }
 driver::ContextHandle Context::native() const noexcept { return s_->handle; }
 RuntimeStats Context::stats() const { return s_->stats(); }
 

@@ -145,6 +145,32 @@ void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::
   (void)b.mem_free_async(handle, ptr, free_stream);
 }
 
+StreamState* ContextState::ensure_release_stream() noexcept {
+  if (StreamState* r = release_stream.load(std::memory_order_acquire)) return r;
+  if (multi_stream_release != MultiStreamRelease::release_stream || Retirement::process_is_exiting()) return nullptr;
+  base::Guard g(release_stream_mu_);
+  if (StreamState* r = release_stream.load(std::memory_order_acquire)) return r;
+  driver::StreamHandle h;
+  if (!backend().stream_create(handle, h).ok()) return nullptr;  // host-proven until a later try succeeds
+  StreamState* r = nullptr;
+  try {
+    r = StreamState::create(*this, h, true, /*internal=*/true);
+  } catch (...) {
+    (void)backend().stream_destroy(handle, h);  // no memory for its records: host-proven for now
+    return nullptr;
+  }
+  // Published last: a drop that sees it may push releases to it at once.
+  release_stream.store(r, std::memory_order_release);
+  return r;
+}
+
+void ContextState::let_go_of_release_stream() noexcept {
+  // Only the stream's own reference on this context is left (release()):
+  // nothing can push to it any more, and every release it took is
+  // finished (each allocation holds a reference until then).
+  if (StreamState* r = release_stream.exchange(nullptr, std::memory_order_acq_rel)) r->release();
+}
+
 void ContextState::note_held_bytes(std::uint64_t live_now) noexcept {
   const std::uint64_t released = released_unproven_bytes.load(std::memory_order_relaxed);
   const std::uint64_t held = live_now > released ? live_now - released : 0;
@@ -336,8 +362,8 @@ RuntimeStats ContextState::stats() const {
   st.submissions_total = submitted_by_gone_streams_;
   st.shared_event_submissions = shared_by_gone_streams_;
   st.quiet_tail_markers = tail_markers_by_gone_streams_;
-  st.streams = streams_.size();
   for (const StreamState* s : streams_) {
+    if (!s->internal) ++st.streams;  // the release stream is not the user's
     const std::uint64_t submitted = s->user_submitted.load(std::memory_order_acquire);
     const std::uint64_t settled = s->user_settled.load(std::memory_order_acquire);
     st.pending_submissions += submitted > settled ? submitted - settled : 0;

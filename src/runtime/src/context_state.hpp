@@ -16,6 +16,7 @@
 #include "tandem/base/spin_lock.hpp"
 #include "tandem/base/thread_annotations.hpp"
 #include "tandem/errors.hpp"
+#include "tandem/multi_stream_release.hpp"
 
 namespace tandem::detail {
 
@@ -41,8 +42,26 @@ struct ContextState {
                               std::shared_ptr<void> keep_alive, ConflictPolicy policy);
 
   void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  // The release stream (below) holds a reference of its own weight, and the
+  // context holds the stream: when only the stream's is left, nothing can
+  // make a new one (no handle, stream, allocation or submission is left),
+  // so the context lets go of the stream, whose destruction by retirement
+  // then releases the context. The weight, not a look at `release_stream`
+  // after the decrement, tells that the stream's is the one left: once
+  // decremented, the object may already be gone unless it is.
+  static constexpr std::uint32_t kReleaseStreamRef = std::uint32_t{1} << 30;
   void release() noexcept {
-    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    const std::uint32_t before = refs.fetch_sub(1, std::memory_order_acq_rel);
+    if (before == 1) {
+      delete this;
+    } else if (before == kReleaseStreamRef + 1) [[unlikely]] {
+      let_go_of_release_stream();
+    }
+  }
+  // The release stream's own reference (StreamState, `internal`).
+  void add_release_stream_ref() noexcept { refs.fetch_add(kReleaseStreamRef, std::memory_order_relaxed); }
+  void release_release_stream_ref() noexcept {
+    if (refs.fetch_sub(kReleaseStreamRef, std::memory_order_acq_rel) == kReleaseStreamRef) delete this;
   }
 
   driver::Backend& backend() const noexcept { return *backend_; }
@@ -56,6 +75,12 @@ struct ContextState {
   // done) and the birth stream's lock is taken.
   void free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::uint64_t birth_seq,
                    bool birth_proven = false) noexcept;
+  // The context's release stream (multi_stream_release.hpp), made now if
+  // the context releases that way and has none yet; null when it does not,
+  // or when the driver refused the stream (drops then release host-proven,
+  // and the next allocation tries again). Sync; the first allocation's
+  // thread makes it (a driver stream and its StreamState).
+  StreamState* ensure_release_stream() noexcept;
   // Enqueues the frees waiting in every stream's release inbox now
   // (allocation under pressure, Context::trim). Takes each stream's lock.
   void flush_releases() noexcept;
@@ -106,6 +131,8 @@ struct ContextState {
   const bool backend_reads_accesses;
   bool share_events = true;  // ContextOptions::share_completion_events; set once, like retire_latency
   std::chrono::nanoseconds out_of_memory_wait{0};  // ContextOptions::out_of_memory_wait; set once
+  // ContextOptions::multi_stream_release, resolved; set once.
+  MultiStreamRelease multi_stream_release = MultiStreamRelease::host_proven;
   // Set once before the context is shared (Context::create); see
   // ContextOptions::measure_retirement_latency.
   std::unique_ptr<LatencyHistogram> retire_latency;
@@ -119,6 +146,12 @@ struct ContextState {
   // Internal: frees of allocations whose birth stream is gone, behind waits
   // that Context::trim adds for the frees enqueued on the other streams.
   driver::StreamHandle free_stream;
+  // Internal (release_stream mode): frees of memory leased on several of
+  // this context's streams, each behind waits on the lease streams'
+  // covering events (stream_state.hpp, "Releases"). Made lazily by
+  // ensure_release_stream; holds a reference on the context, and the
+  // context one on it (let go in release()). Never a user's stream.
+  std::atomic<StreamState*> release_stream{nullptr};
   std::shared_ptr<void> keep_alive;
 
   std::atomic<std::uint64_t> live_bytes{0};
@@ -149,9 +182,13 @@ struct ContextState {
   ContextState(PlatformState& platform, int ordinal, std::uint64_t id, bool owned,
                ConflictPolicy policy, driver::ContextHandle handle);
   ~ContextState();
+  [[gnu::cold, gnu::noinline]] void let_go_of_release_stream() noexcept;
 
   static constexpr std::size_t kFunctionSlots = 4096;
   mutable base::Mutex mu_;
+  // Serializes ensure_release_stream's creation (not mu_: creating the
+  // stream registers it under mu_).
+  base::Mutex release_stream_mu_;
   std::vector<StreamState*> streams_ TANDEM_GUARDED_BY(mu_);
   std::vector<Submission*> quarantine_ TANDEM_GUARDED_BY(mu_);  // retained forever
   std::vector<std::uint64_t> peers_ TANDEM_GUARDED_BY(mu_);     // context ids with peer access

@@ -269,13 +269,13 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
       {
         base::Guard g(mu_);
         std::erase(streams_, s);
-        destroying_.push_back(id);
+        destroying_.push_back({id, s->ctx, s->ctx->platform, s->internal});
         ++generation_;
       }
       s->destroy();
       {
         base::Guard g(mu_);
-        std::erase(destroying_, id);
+        std::erase_if(destroying_, [id](const Destroying& d) { return d.id == id; });
       }
       destroyed = true;
     }
@@ -486,8 +486,9 @@ bool Retirement::tend_releases(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_
   // submitter's drain would put the frees behind: waiting kCoverQuiet for
   // one only delays the memory (a lone launch -> drop -> freed round trip
   // took 65 µs on the H200, 50 of them this wait). Still only try_lock: a
-  // submitter holding the lock drains them itself.
-  const bool idle = s.pending() == 0;
+  // submitter holding the lock drains them itself. The release stream has
+  // no submitter at all that would drain it or cover its frees: at once too.
+  const bool idle = s.internal || s.pending() == 0;
   if (idle && !waiting) {
     if (!s.mu.try_lock()) return did;
   } else if (!quiet(s, waiting) || !lock_quiet_stream(s, waiting)) {

@@ -154,9 +154,16 @@ class Retirement {
   std::condition_variable cv_;
   std::vector<StreamState*> streams_ TANDEM_GUARDED_BY(mu_);
   std::uint64_t generation_ TANDEM_GUARDED_BY(mu_) = 0;
-  // Ids of streams out of `streams_` whose destroy() has not returned yet
-  // (wait_settled waits for those it saw dropped).
-  std::vector<std::uint64_t> destroying_ TANDEM_GUARDED_BY(mu_);
+  // Streams out of `streams_` whose destroy() has not returned yet
+  // (wait_settled waits for those it saw dropped, and for release streams
+  // in its scope).
+  struct Destroying {
+    std::uint64_t id;
+    const void* ctx;
+    const void* platform;
+    bool internal;
+  };
+  std::vector<Destroying> destroying_ TANDEM_GUARDED_BY(mu_);
   bool wake_ TANDEM_GUARDED_BY(mu_) = false;
   // Retirement thread only.
   std::uint64_t seen_generation_ = 0;

@@ -3,6 +3,8 @@
 // settled what the caller asked about, or the deadline passes.
 #include "retirement.hpp"
 
+#include <utility>
+
 #include "context_state.hpp"
 #include "retire_profile.hpp"
 #include "stream_state.hpp"
@@ -33,7 +35,7 @@ bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time
   // Per stream: its submissions queued before the call, and its releases
   // pushed before it (frees proven executed, or quarantined).
   struct Target {
-    StreamState* s;
+    StreamState* s;  // null once settled and let go of
     std::uint64_t submitted;
     std::uint64_t releases;
   };
@@ -64,21 +66,47 @@ bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time
       targets.push_back({s, target, releases});
     }
   }
+  // A context's release stream holds the context, which lets go of it only
+  // once nothing else does (ContextState::release): when the last dropped
+  // stream goes, its context's release stream is dropped in turn. Waited
+  // for too, recognised as an internal stream in scope that its context no
+  // longer refers to (not by its reference count: this wait may hold one).
+  const auto in_scope = [&](const void* c, const void* p) {
+    return (!ctx || c == ctx) && (!platform || p == platform);
+  };
   const auto gone = [&] {
     base::Guard g(mu_);
     const auto listed = [&](std::uint64_t id) { return std::find(dropped.begin(), dropped.end(), id) != dropped.end(); };
-    return std::none_of(streams_.begin(), streams_.end(), [&](const StreamState* s) { return listed(s->id); }) &&
-           std::none_of(destroying_.begin(), destroying_.end(), listed);
+    const auto lingers = [&](const StreamState* s) {
+      // The stream holds its context: s->ctx is alive.
+      return listed(s->id) || (s->internal && s->ctx->release_stream.load(std::memory_order_acquire) != s &&
+                               in_scope(s->ctx, s->ctx->platform));
+    };
+    return std::none_of(streams_.begin(), streams_.end(), lingers) &&
+           std::none_of(destroying_.begin(), destroying_.end(),
+                        [&](const Destroying& d) { return listed(d.id) || (d.internal && in_scope(d.ctx, d.platform)); });
+  };
+  // A target's reference is let go of as soon as it has settled: held on,
+  // it would keep a release stream its context let go of meanwhile from
+  // being destroyed, which gone() waits for. (Under settled_mu_, which is
+  // taken before mu_, as gone() does: the release may wake this thread.)
+  const auto settled = [](Target& t) {
+    if (t.s == nullptr) return true;
+    if (t.s->settled_seq.load(std::memory_order_acquire) < t.submitted ||
+        t.s->releases_finished.load(std::memory_order_acquire) < t.releases) {
+      return false;
+    }
+    std::exchange(t.s, nullptr)->release();
+    return true;
   };
   const bool ok = (targets.empty() && dropped.empty()) || wait_until(deadline, [&] {
-    return std::all_of(targets.begin(), targets.end(),
-                       [](const Target& t) {
-                         return t.s->settled_seq.load(std::memory_order_acquire) >= t.submitted &&
-                                t.s->releases_finished.load(std::memory_order_acquire) >= t.releases;
-                       }) &&
-           (dropped.empty() || gone());
+    bool all = true;
+    for (Target& t : targets) all &= settled(t);
+    return all && gone();  // a release stream may be let go of while we wait
   });
-  for (const Target& t : targets) t.s->release();
+  for (const Target& t : targets) {
+    if (t.s) t.s->release();
+  }
   return ok;
 }
 

@@ -29,10 +29,14 @@ const std::uint32_t StreamState::kMaxFreeEvents =
     static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_MAX_FREE_EVENTS", 0, 0), 0, 1 << 20));
 
 StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHandle handle_,
-                         bool owned_)
-    : id(id_), ctx(&ctx_), handle(handle_), owned(owned_), anchor(new StreamAnchor),
+                         bool owned_, bool internal_)
+    : id(id_), ctx(&ctx_), handle(handle_), owned(owned_), internal(internal_), anchor(new StreamAnchor),
       retirement(&Retirement::instance()) {
-  ctx_.add_ref();
+  if (internal) {
+    ctx_.add_release_stream_ref();  // ContextState::release says why it weighs more
+  } else {
+    ctx_.add_ref();
+  }
   base::Guard g(anchor->mu);
   anchor->stream = this;
 }
@@ -45,11 +49,12 @@ StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHa
 const std::uint32_t StreamState::kPrewarmEvents =
     static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_STREAM_EVENTS", 0, 64), 0, 4096));
 
-StreamState* StreamState::create(ContextState& ctx, driver::StreamHandle handle, bool owned) {
-  auto* s = new StreamState(next_id(IdKind::stream), ctx, handle, owned);
+StreamState* StreamState::create(ContextState& ctx, driver::StreamHandle handle, bool owned, bool internal) {
+  auto* s = new StreamState(next_id(IdKind::stream), ctx, handle, owned, internal);
   {
     base::Guard g(s->mu);
-    const std::uint32_t n = kMaxFreeEvents != 0 ? std::min(kPrewarmEvents, kMaxFreeEvents) : kPrewarmEvents;
+    const std::uint32_t want = internal ? kInternalPrewarmEvents : kPrewarmEvents;
+    const std::uint32_t n = kMaxFreeEvents != 0 ? std::min(want, kMaxFreeEvents) : want;
     for (std::uint32_t i = 0; i < n; ++i) {
       driver::EventHandle e;
       if (!ctx.backend().event_create(ctx.handle, e).ok()) break;  // made when needed instead
@@ -172,8 +177,13 @@ void StreamState::destroy() noexcept {
   anchor->release();
   // cuStreamDestroy does not wait for the device; nothing is pending anyway.
   if (owned) (void)b.stream_destroy(c.handle, handle);
+  const bool was_internal = internal;
   delete this;
-  c.release();
+  if (was_internal) {
+    c.release_release_stream_ref();
+  } else {
+    c.release();
+  }
 }
 
 bool StreamState::has_free_event() {
@@ -304,12 +314,14 @@ void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
   if (release_draining.empty()) return;
   driver::Backend& b = ctx->backend();
   std::uint64_t enqueued = 0, settled = 0;
+  bool queued_marker = false;
   for (AllocationState* a : release_draining) {
     if (!a->begin_device_release()) {
       ++settled;  // quarantined meanwhile: retained, never freed
       continue;
     }
-    const bool ok = b.mem_free_async(ctx->handle, a->base, handle).ok();
+    const bool ok = (!internal || order_after_leases(*a, queued_marker)) &&
+                    b.mem_free_async(ctx->handle, a->base, handle).ok();
     base::Guard g(release_mu);  // room was reserved: neither push throws
     if (ok) {
       unproven.emplace_back(seq_after, a);
@@ -327,6 +339,10 @@ void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
     newest_unproven_seq.store(seq_after, std::memory_order_release);
   }
   if (settled != 0) releases_finished.fetch_add(settled, std::memory_order_acq_rel);
+  // A marker on a lease stream, which retirement must prove. Woken under
+  // this stream's lock: the retirement thread never takes a stream's lock
+  // while holding its own mutex, which is all a wake takes.
+  if (queued_marker) retirement->notify_submit();
 }
 
 void StreamState::take_settled_releases(std::uint64_t last_seq,

@@ -24,6 +24,17 @@
 // (retirement finishes the release: freed, or quarantined). The pool reuses
 // the memory on this stream at once, and on others once the free ran.
 //
+// The context's release stream (ContextState::release_stream, `internal`)
+// takes the releases of memory leased on several of the context's streams
+// (MultiStreamRelease::release_stream). Its drain first makes it wait on
+// the event covering each lease stream's newest leased submission
+// (order_after_leases), then frees; markers queued on it prove the frees,
+// as on any stream. No submission ever runs on it, so only the retirement
+// thread and allocating threads drain it, and a user's stream never waits
+// on it. Lock order: its `mu` comes before the allocations' tracker locks
+// (the drain takes them; nothing that holds a tracker lock takes its `mu`),
+// which come before the user streams' (the lease streams').
+//
 // Allocations need more: another stream's first use must wait for the
 // allocation and for nothing enqueued after it (two reads on two streams
 // never wait for each other). So the submission that first follows new
@@ -124,7 +135,8 @@ class RecordStack {
 struct StreamState {
   // Registers the stream with the retirement service (which takes the
   // first reference) and returns it with one more reference for the caller.
-  static StreamState* create(ContextState& ctx, driver::StreamHandle handle, bool owned);
+  // `internal`: the context's release stream (see the top of this file).
+  static StreamState* create(ContextState& ctx, driver::StreamHandle handle, bool owned, bool internal = false);
 
   void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept;
@@ -236,8 +248,16 @@ struct StreamState {
   // stream captures (a free would be recorded into the graph: they wait for
   // the capture's end). A free the driver refuses goes to `failed`, which
   // the retirement thread hands back to host-proven release (abandoning it
-  // here could free on this very stream, under its lock).
+  // here could free on this very stream, under its lock); so does one that
+  // the release stream cannot order after its leases.
   void drain_releases(std::uint64_t seq_after) noexcept TANDEM_REQUIRES(mu);
+  // The release stream's drain, before each free (release_stream.cpp): makes
+  // this stream wait on the event that covers the newest leased submission
+  // of each stream that still leases `a`. False when one cannot be had (a
+  // lease quarantined, a lease stream capturing, no event, a refused wait):
+  // the release then waits for host proof. Sets `queued_marker` when it
+  // queued a marker on a lease stream (the caller wakes retirement).
+  bool order_after_leases(AllocationState& a, bool& queued_marker) noexcept TANDEM_REQUIRES(mu);
   // Retirement, in settle(): moves the frees proven or quarantined by the
   // settled submissions up to `last_seq` into `out` (seq, allocation).
   void take_settled_releases(std::uint64_t last_seq, std::vector<std::pair<std::uint64_t, AllocationState*>>& out);
@@ -260,6 +280,7 @@ struct StreamState {
   ContextState* const ctx;  // strong reference
   const driver::StreamHandle handle;
   const bool owned;
+  const bool internal;  // the context's release stream: no user handle, no submissions
   StreamAnchor* const anchor;  // one reference, released by destroy()
   // The process's retirement service (Retirement::instance()), which every
   // submit notifies: here, on a line the submit path reads anyway.
@@ -297,8 +318,10 @@ struct StreamState {
   std::atomic<bool> has_surplus{false};  // surplus_events is not empty
   // The most idle events a stream keeps (TANDEM_MAX_FREE_EVENTS; 0: no cap).
   static const std::uint32_t kMaxFreeEvents;
-  // Events a new stream makes at once (TANDEM_STREAM_EVENTS).
+  // Events a new stream makes at once (TANDEM_STREAM_EVENTS); the release
+  // stream, which records only the markers proving its frees, makes a few.
   static const std::uint32_t kPrewarmEvents;
+  static constexpr std::uint32_t kInternalPrewarmEvents = 4;
 
   // A stream's submissions take contiguous seqs: retirement's bisect walks
   // newest->seq - head->seq links and pending() counts by seq (a33ccac
@@ -392,7 +415,7 @@ struct StreamState {
   }
 
  private:
-  StreamState(std::uint64_t id, ContextState& ctx, driver::StreamHandle handle, bool owned);
+  StreamState(std::uint64_t id, ContextState& ctx, driver::StreamHandle handle, bool owned, bool internal);
   ~StreamState() = default;
 };
 

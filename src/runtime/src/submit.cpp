@@ -22,8 +22,9 @@ namespace {
 
 // Locks every distinct allocation of a (sorted) access list, in allocation-id
 // order, so two submitters never deadlock; unlocks on scope exit or
-// unlock(). Lock order across the runtime: stream anchors, then allocation
-// trackers (by id), then streams. Walks the caller's list again to unlock
+// unlock(). Lock order across the runtime: stream anchors, then a context's
+// release stream (its drain: stream_state.hpp), then allocation trackers (by
+// id), then the other streams. Walks the caller's list again to unlock
 // (it must not change meanwhile) rather than keep a copy: the launch path
 // pays for every cache line it touches.
 class TrackerLocks {

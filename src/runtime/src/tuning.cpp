@@ -22,4 +22,9 @@ std::int64_t tuning_value(const char* var, int which, std::int64_t fallback) noe
   }
 }
 
+bool host_proven_release_forced() noexcept {
+  static const bool forced = tuning_value("TANDEM_HOST_PROVEN_RELEASE", 0, 0) != 0;
+  return forced;
+}
+
 }  // namespace tandem::detail

@@ -12,4 +12,9 @@ namespace tandem::detail {
 // `fallback` when the variable, that part, or its number is missing.
 std::int64_t tuning_value(const char* var, int which, std::int64_t fallback) noexcept;
 
+// TANDEM_HOST_PROVEN_RELEASE=1: every release waits for host proof (no
+// stream-ordered release, whatever ContextOptions say), to measure one
+// against the other. Read once.
+bool host_proven_release_forced() noexcept;
+
 }  // namespace tandem::detail

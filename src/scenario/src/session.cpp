@@ -82,6 +82,9 @@ bool Session::open(const RunOptions& opt, RunRecord& rec) {
     ctxs_.emplace(d, std::move(c));
   }
   ctx_ = ctxs_.at(sc_.device);
+  // Resolved by the runtime (ContextOptions leaves it to the environment's
+  // TANDEM_MULTI_STREAM_RELEASE).
+  rec.runtime["multi_stream_release"] = std::string(multi_stream_release_name(ctx_->multi_stream_release()));
   for (std::size_t i = 0; i < program_.stream_count(); ++i) tracks_.push_back(std::make_unique<StreamTrack>());
   fired_ = std::make_unique<std::atomic<bool>[]>(program_.fault_ids.size());
   return true;

@@ -17,12 +17,14 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "tandem/base/conflict_policy.hpp"  // ConflictPolicy, conflict_policy_name, parse_conflict_policy
 #include "tandem/detail/ref.hpp"
 #include "tandem/device.hpp"
 #include "tandem/driver/types.hpp"
 #include "tandem/latency_histogram.hpp"
+#include "tandem/multi_stream_release.hpp"
 #include "tandem/stats.hpp"
 
 namespace tandem {
@@ -61,11 +63,21 @@ struct ContextOptions {
   // steps that need none still run). An injected failure (a sim fault) is
   // never retried.
   std::chrono::nanoseconds out_of_memory_wait = std::chrono::seconds(10);
+  // How the last view's drop releases a pool allocation that submissions on
+  // several of this context's streams still lease (multi_stream_release.hpp;
+  // docs/runtime.md, "Several streams"). Unset: the environment's
+  // TANDEM_MULTI_STREAM_RELEASE ("host_proven" or "release_stream"; any
+  // other value makes Context::create throw Error(unsupported)), else
+  // host_proven. release_stream creates one internal stream in the context,
+  // at its first allocation. TANDEM_HOST_PROVEN_RELEASE=1 overrides both.
+  std::optional<MultiStreamRelease> multi_stream_release = std::nullopt;
 };
 
 class Context {
  public:
-  // Sync. Throws Error(driver) if the driver refuses the context.
+  // Sync. Throws Error(driver) if the driver refuses the context,
+  // Error(unsupported) if options.multi_stream_release is unset and
+  // TANDEM_MULTI_STREAM_RELEASE holds no mode's name.
   static Context create(const Device& device, const ContextOptions& options = {});
   // Sync. `handle` must be a live context of `device`; it is never released.
   static Context borrow(const Device& device, driver::ContextHandle handle,
@@ -75,6 +87,8 @@ class Context {
   [[nodiscard]] std::uint64_t id() const noexcept;
   [[nodiscard]] bool owned() const noexcept;
   [[nodiscard]] ConflictPolicy conflict_policy() const noexcept;
+  // The mode in force (ContextOptions::multi_stream_release, resolved).
+  [[nodiscard]] MultiStreamRelease multi_stream_release() const noexcept;
   [[nodiscard]] driver::ContextHandle native() const noexcept;
 
   // Lock-free reads of the context's counters (a consistent-enough snapshot:
