@@ -171,7 +171,7 @@ void StreamState::destroy() noexcept {
   c.remove_stream(this);
   anchor->release();
   // cuStreamDestroy does not wait for the device; nothing is pending anyway.
-  if (owned) (void)b.stream_destroy(c.handle, handle);
+  if (owned || base::mutant(base::Mutant::borrowed_stream_destroyed)) (void)b.stream_destroy(c.handle, handle);
   delete this;
   c.release();
 }

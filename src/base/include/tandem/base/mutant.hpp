@@ -31,6 +31,8 @@ enum class Mutant : unsigned char {
   range_widened,                  // a launch's leases one element longer than the access
   range_narrowed,                 // a launch's leases one element shorter than the access
   slice_leases_parent_range,      // a launch on a part of an allocation leases all of it
+  borrowed_stream_destroyed,      // a borrowed driver stream destroyed with its last handle, as an owned one
+  borrowed_context_destroyed,     // a borrowed driver context destroyed with its last user
 };
 
 inline constexpr std::string_view kMutantNames[] = {
@@ -38,10 +40,10 @@ inline constexpr std::string_view kMutantNames[] = {
     "atomic_leased_as_read",   "peeled_leased_as_writer",   "graph_refs_ignored",
     "unknown_completion_frees", "dropped_stream_loses_leases", "cross_stream_unordered",
     "transfer_ignores_aliases", "range_widened",             "range_narrowed",
-    "slice_leases_parent_range",
+    "slice_leases_parent_range", "borrowed_stream_destroyed", "borrowed_context_destroyed",
 };
 inline constexpr std::size_t kMutantCount = sizeof(kMutantNames) / sizeof(kMutantNames[0]);
-static_assert(kMutantCount == static_cast<std::size_t>(Mutant::slice_leases_parent_range) + 1);
+static_assert(kMutantCount == static_cast<std::size_t>(Mutant::borrowed_context_destroyed) + 1);
 
 #ifdef TANDEM_MUTANTS
 inline constexpr bool kMutantsOn = true;
