@@ -36,7 +36,8 @@ void Borrowed::note_reuse(const void* raw, bool is_context, const Step& by) {
 Stream Borrowed::stream(const Context& ctx, const std::string& name, const Step& step) {
   driver::Backend& b = ctx.device().platform().backend();
   driver::StreamHandle raw;
-  if (const driver::Result r = b.stream_create(ctx.native(), raw); !r.ok()) refused("borrow_stream", name, step, b, r);
+  if (const driver::Result r = b.stream_create(ctx.native(), raw); !r.ok())
+    refused("borrow_stream", name, step, b, r);
   Record rec;
   rec.name = name;
   rec.step = &step;
@@ -74,7 +75,8 @@ Context Borrowed::context(const Device& device, const ContextOptions& options, c
   }
   any_.store(true, std::memory_order_release);
   // The runtime holds this until it lets go of the context, then drops it.
-  std::shared_ptr<void> keep_alive(nullptr, [released](void*) { released->store(true, std::memory_order_release); });
+  std::shared_ptr<void> keep_alive(nullptr,
+                                   [released](void*) { released->store(true, std::memory_order_release); });
   Context c = Context::borrow(device, raw, std::move(keep_alive), options);
   kernels::load_catalog(c);  // as for the run's own contexts: no first launch waits for running work
   Stream check = Stream::create(c);
@@ -119,46 +121,59 @@ void Borrowed::let_go() {
 
 bool Borrowed::runtime_let_go() const {
   base::Guard g(mu_);
-  return std::all_of(records_.begin(), records_.end(),
-                     [](const Record& r) { return !r.is_context || r.released->load(std::memory_order_acquire); });
+  return std::all_of(records_.begin(), records_.end(), [](const Record& r) {
+    return !r.is_context || r.released->load(std::memory_order_acquire);
+  });
 }
 
 BorrowCheck Borrowed::release_stream(const Record& r) {
   const ojson expected = {{"stream", r.name}, {"alive", true}};
   std::string detail;
   if (!r.reused.empty()) {
-    detail = "destroyed before its owner destroyed it: the driver handed its handle out again, to the stream "
-             "borrowed by " + r.reused;
+    detail =
+        "destroyed before its owner destroyed it: the driver handed its handle out again, to the stream "
+        "borrowed by " +
+        r.reused;
   } else if (const driver::Result res = r.backend->stream_destroy(r.ctx, r.stream); !res.ok()) {
     detail = "its owner could not destroy it (the runtime destroyed it): " + r.backend->describe(res);
   } else {
     return {r.step, "borrowed_stream", expected, expected, true};
   }
-  return {r.step, "borrowed_stream", expected, {{"stream", r.name}, {"alive", false}, {"detail", detail}}, false};
+  return {
+      r.step, "borrowed_stream", expected, {{"stream", r.name}, {"alive", false}, {"detail", detail}}, false};
 }
 
 BorrowCheck Borrowed::release_context(const Record& r) {
   const ojson expected = {{"context", r.name}, {"released_by_runtime", true}, {"alive", true}};
   // `alive` is unknown (null) while the runtime holds it: the run does not touch it then.
   const auto failed = [&](bool released, const std::string& detail) {
-    return BorrowCheck{r.step, "borrowed_context", expected,
-                       {{"context", r.name}, {"released_by_runtime", released},
-                        {"alive", released ? ojson(false) : ojson(nullptr)}, {"detail", detail}},
+    return BorrowCheck{r.step,
+                       "borrowed_context",
+                       expected,
+                       {{"context", r.name},
+                        {"released_by_runtime", released},
+                        {"alive", released ? ojson(false) : ojson(nullptr)},
+                        {"detail", detail}},
                        false};
   };
   if (!r.released->load(std::memory_order_acquire)) {
-    return failed(false, "the runtime still holds it after retirement settled (a handle in it was forgotten, or "
-                         "the runtime leaked it); the run leaves it alone");
+    return failed(false,
+                  "the runtime still holds it after retirement settled (a handle in it was forgotten, or "
+                  "the runtime leaked it); the run leaves it alone");
   }
   if (!r.reused.empty()) {
-    return failed(true, "destroyed before its owner destroyed it: the driver handed its handle out again, to the "
-                        "context borrowed by " + r.reused);
+    return failed(true,
+                  "destroyed before its owner destroyed it: the driver handed its handle out again, to the "
+                  "context borrowed by " +
+                      r.reused);
   }
   int ordinal = -1;
-  if (const driver::Result res = r.backend->context_device(r.ctx, ordinal); !res.ok() || ordinal != r.ordinal) {
-    return failed(true, "it is no longer a live context of device " + std::to_string(r.ordinal) +
-                            " (the runtime destroyed it): " +
-                            (res.ok() ? "it says device " + std::to_string(ordinal) : r.backend->describe(res)));
+  if (const driver::Result res = r.backend->context_device(r.ctx, ordinal);
+      !res.ok() || ordinal != r.ordinal) {
+    return failed(true,
+                  "it is no longer a live context of device " + std::to_string(r.ordinal) +
+                      " (the runtime destroyed it): " +
+                      (res.ok() ? "it says device " + std::to_string(ordinal) : r.backend->describe(res)));
   }
   if (const driver::Result res = r.backend->context_destroy(r.ctx); !res.ok())
     return failed(true, "its owner could not destroy it: " + r.backend->describe(res));

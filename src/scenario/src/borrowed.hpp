@@ -58,7 +58,8 @@ class Borrowed {
   // lets go of it; loads the kernel catalog in it and makes an owned
   // stream there for reading views back (check_stream). Throws Error
   // (driver) naming the context and the step.
-  Context context(const Device& device, const ContextOptions& options, const std::string& name, const Step& step);
+  Context context(const Device& device, const ContextOptions& options, const std::string& name,
+                  const Step& step);
 
   // Lock-free: whether anything was borrowed this repetition.
   [[nodiscard]] bool any() const noexcept { return any_.load(std::memory_order_acquire); }

@@ -245,10 +245,10 @@ RunResult Engine::run() {
 
 // The end of a repetition that borrowed (borrowed.hpp): the run lets go of
 // its own references, waits for retirement, and checks and destroys what
-// it made. Retirement settles in rounds: a stream still referenced when a
-// round began is destroyed, and lets go of its context, in a later sweep,
-// which the next round waits for. Four rounds at most (a context still
-// held then fails its check).
+// it made. A wait for retirement also waits until the streams nobody
+// refers to are destroyed (they hold their context), so one round is
+// normally enough for the runtime to let go of every borrowed context; a
+// few more are asked for before a context still held fails its check.
 void Engine::release_borrowed() {
   Borrowed& b = session.borrowed();
   if (!b.any()) return;
@@ -257,7 +257,8 @@ void Engine::release_borrowed() {
     if (!session.settle(kLongWait) || b.runtime_let_go()) break;
   }
   ThreadRecord& main = *recorder.threads()[0];
-  for (BorrowCheck& c : b.release()) recorder.check(main, *c.step, c.what, std::move(c.expected), std::move(c.actual), c.ok);
+  for (BorrowCheck& c : b.release())
+    recorder.check(main, *c.step, c.what, std::move(c.expected), std::move(c.actual), c.ok);
 }
 
 Outcome Engine::conclude() {

@@ -109,7 +109,9 @@ class Document {
       const auto id = step.find("id");
       if (op != step.end() && *op == "borrow_stream" && id != step.end() && id->is_string()) {
         const auto& n = id->get_ref<const std::string&>();
-        const auto known = [&n](const std::vector<std::string>& v) { return std::find(v.begin(), v.end(), n) != v.end(); };
+        const auto known = [&n](const std::vector<std::string>& v) {
+          return std::find(v.begin(), v.end(), n) != v.end();
+        };
         if (!n.empty() && !known(s.streams) && !known(s.borrowed_streams)) s.borrowed_streams.push_back(n);
       }
       if (auto nested = step.find("steps"); nested != step.end()) borrowed_streams(*nested, s);

@@ -14,11 +14,14 @@ namespace tandem::scenario::detail {
 // stream the run creates, and cannot be borrowed too.
 void read_borrow_stream(Reader& r, const json&, const std::string& p, Step& s) {
   if (s.id.empty()) return;  // reported by the id's own reader
-  const bool borrowed = std::find(r.borrowed_streams.begin(), r.borrowed_streams.end(), s.id) != r.borrowed_streams.end();
-  if (!borrowed && std::find(r.streams.begin(), r.streams.end(), s.id) != r.streams.end()) {
-    r.error(p + ".id", "stream '" + s.id +
-                           "' is declared in 'streams' (an owned stream the run creates); a borrowed stream needs a "
-                           "name of its own");
+  const auto named = [&s](const std::vector<std::string>& v) {
+    return std::find(v.begin(), v.end(), s.id) != v.end();
+  };
+  if (!named(r.borrowed_streams) && named(r.streams)) {
+    r.error(p + ".id",
+            "stream '" + s.id +
+                "' is declared in 'streams' (an owned stream the run creates); a borrowed stream needs a "
+                "name of its own");
   }
 }
 
