@@ -268,6 +268,14 @@ doc("sim_fault_copy_fail_missing_nth", fault({"kind": "copy_fail"}), "sim.faults
 doc("sim_fault_alloc_error_submission", fault({"kind": "alloc_error", "nth": 1, "submission": "k"}), "sim.faults[0].submission", "unknown field 'submission' for fault 'alloc_error'")
 doc("sim_fault_launch_fail_nth_string", fault({"kind": "launch_fail", "nth": "2"}), "sim.faults[0].nth", "found string")
 doc("sim_fault_copy_fail_typo", fault({"kind": "copy_fial", "nth": 1}), "sim.faults[0].kind", "did you mean 'copy_fail'")
+# --- interop (extension): borrow_stream names a stream of its own, which steps may name in `stream`
+doc("borrow_stream_declared_name", step({"op": "borrow_stream", "id": "s1"}), "steps[0].id", "stream 's1' is declared in 'streams'")
+doc("borrow_stream_name_typo", lambda d: d["steps"].extend([{"op": "borrow_stream", "id": "lib"},
+    {"op": "wait", "stream": "lbi"}]), "steps[6].stream", "declared streams: [s0, s1]; borrowed streams: [lib]")
+doc("borrow_stream_context_empty", step({"op": "borrow_stream", "id": "lib", "context": ""}), "steps[0].context", "non-empty name")
+doc("borrow_context_stream_field", step({"op": "borrow_context", "id": "c", "stream": "s0"}), "steps[0].stream", "unknown field 'stream' for op 'borrow_context'")
+doc("borrowed_stream_delay_negative", lambda d: (d["steps"].append({"op": "borrow_stream", "id": "lib"}),
+    d["sim"]["stream_delay_us"].update({"lib": -1})), "sim.stream_delay_us.lib", "integer")
 
 
 # =============================================================================

@@ -10,6 +10,7 @@
 #include "retirement.hpp"
 #include "stream_state.hpp"
 #include "submission.hpp"
+#include "tandem/base/mutant.hpp"
 
 namespace tandem::detail {
 
@@ -76,6 +77,7 @@ ContextState::~ContextState() {
   if (free_stream) (void)b.stream_destroy(handle, free_stream);
   if (pool) (void)b.pool_destroy(handle, pool);
   if (owned) (void)b.primary_context_release(ordinal);
+  if (!owned && base::mutant(base::Mutant::borrowed_context_destroyed)) (void)b.context_destroy(handle);
   keep_alive.reset();  // a borrowed context's owner object, released last
   platform->release();
 }

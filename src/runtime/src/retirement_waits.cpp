@@ -65,6 +65,11 @@ bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time
       s->add_ref();  // keep it alive while we watch it
       targets.push_back({s, target, releases});
     }
+    // Those the retirement thread is destroying right now (out of streams_
+    // already, their context perhaps not yet released): waited for too,
+    // whatever their context (their ids are all there is; a destroy never
+    // waits for the device).
+    for (const std::uint64_t id : destroying_) dropped.push_back(id);
   }
   // A context's release stream holds the context, which lets go of it only
   // once nothing else does (ContextState::release): when the last dropped

@@ -176,7 +176,7 @@ void StreamState::destroy() noexcept {
   c.remove_stream(this);
   anchor->release();
   // cuStreamDestroy does not wait for the device; nothing is pending anyway.
-  if (owned) (void)b.stream_destroy(c.handle, handle);
+  if (owned || base::mutant(base::Mutant::borrowed_stream_destroyed)) (void)b.stream_destroy(c.handle, handle);
   const bool was_internal = internal;
   delete this;
   if (was_internal) {

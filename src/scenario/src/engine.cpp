@@ -209,6 +209,7 @@ RunResult Engine::run() {
         body_time_ += Clock::now() - body_start;
         handles.clear();  // dropping never waits for the GPU
         session.end_repetition();
+        release_borrowed();
         recorder.merge_repetition();
       }
       repetition_ = repetitions_;
@@ -238,7 +239,26 @@ RunResult Engine::run() {
   // not be destroyed while the run measures them).
   handles.release_forgotten();
   if (session.opened()) (void)session.platform().wait_for_retirement(std::chrono::seconds(60));
+  session.borrowed().release_late();
   return out;
+}
+
+// The end of a repetition that borrowed (borrowed.hpp): the run lets go of
+// its own references, waits for retirement, and checks and destroys what
+// it made. A wait for retirement also waits until the streams nobody
+// refers to are destroyed (they hold their context), so one round is
+// normally enough for the runtime to let go of every borrowed context; a
+// few more are asked for before a context still held fails its check.
+void Engine::release_borrowed() {
+  Borrowed& b = session.borrowed();
+  if (!b.any()) return;
+  b.let_go();
+  for (int round = 0; round < 4; ++round) {
+    if (!session.settle(kLongWait) || b.runtime_let_go()) break;
+  }
+  ThreadRecord& main = *recorder.threads()[0];
+  for (BorrowCheck& c : b.release())
+    recorder.check(main, *c.step, c.what, std::move(c.expected), std::move(c.actual), c.ok);
 }
 
 Outcome Engine::conclude() {

@@ -78,6 +78,7 @@ class Engine {
   void exec(const CompiledStep& st, ThreadState& t);
   void init_contents(const CompiledStep& st, ThreadState& t, const View& v);
   void run_body();
+  void release_borrowed();
   void measure_end();
   void measure_vram_end();
   void expectations();

@@ -124,6 +124,14 @@ bool HandleTable::holds_stream(Slot s) {
   return slots_[s]->handle && slots_[s]->handle->kind == Handle::Kind::stream;
 }
 
+Context HandleTable::context(Slot s) {
+  std::shared_ptr<Handle> h = find(s);
+  if (h->kind != Handle::Kind::context) {
+    fail(ErrorCode::invalid_handle, "'" + name(s) + "' is a " + kind_of(*h) + ", not a borrowed context");
+  }
+  return *h->context;
+}
+
 LaunchFuture HandleTable::future(Slot s) {
   std::shared_ptr<Handle> h = find(s);
   if (h->kind != Handle::Kind::future) {
@@ -199,6 +207,26 @@ void HandleTable::put_stream(Slot s, Stream stream) {
   std::shared_ptr<Handle> old;  // released after the lock
   base::Guard g(slots_[s]->mu);
   old = std::exchange(slots_[s]->handle, wrap(std::move(h)));
+}
+
+void HandleTable::put_borrowed(Slot s, Stream stream) {
+  auto h = std::make_unique<Handle>();
+  h->kind = Handle::Kind::stream;
+  h->stream = std::move(stream);
+  SlotState& st = *slots_[s];
+  base::Guard g(st.mu);
+  require_free_locked(st);
+  st.handle = wrap(std::move(h));
+}
+
+void HandleTable::put_borrowed(Slot s, Context context) {
+  auto h = std::make_unique<Handle>();
+  h->kind = Handle::Kind::context;
+  h->context = std::move(context);
+  SlotState& st = *slots_[s];
+  base::Guard g(st.mu);
+  require_free_locked(st);
+  st.handle = wrap(std::move(h));
 }
 
 // Locks (several slots at once) is beyond the analysis: it holds each slot used here.

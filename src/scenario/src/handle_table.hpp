@@ -57,6 +57,7 @@ class HandleTable {
   [[nodiscard]] std::shared_ptr<Handle> view(Slot s, Role role);
   [[nodiscard]] Stream stream(Slot s);
   [[nodiscard]] bool holds_stream(Slot s);
+  [[nodiscard]] Context context(Slot s);  // "'x' is a ..., not a borrowed context"
   [[nodiscard]] LaunchFuture future(Slot s);  // "wait: 'x' is a ..., not a future"
   [[nodiscard]] std::shared_ptr<Handle> graph(Slot s);
   [[nodiscard]] std::optional<AllocationWatch> watch(Slot s);  // the last view named in it, if any
@@ -68,7 +69,10 @@ class HandleTable {
   std::shared_ptr<Handle> put_view(Slot s, View v);
   void put_future(Slot s, LaunchFuture f);
   void put_graph(Slot s, std::shared_ptr<GraphRecord> g);  // counts its references
-  void put_stream(Slot s, Stream st);
+  void put_stream(Slot s, Stream st);  // a declared stream: replaces what the name held
+  // A borrowed stream or context: the name must be free.
+  void put_borrowed(Slot s, Stream st);
+  void put_borrowed(Slot s, Context c);
 
   // A new view of `of`'s allocation, made by `make` under the locks.
   void derive(Slot id, Slot of, const std::function<View(const View&)>& make);

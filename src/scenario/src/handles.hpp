@@ -1,7 +1,8 @@
 // handles.hpp — what a scenario's handle names refer to while it runs.
 //
 // Names are global to a scenario (every thread sees them). A name holds a
-// view (buffer, slice, tensor...), a launch future, a graph or a stream;
+// view (buffer, slice, tensor...), a launch future, a graph, a stream or a
+// borrowed context;
 // creating over a live name, or using a dropped or consumed one, is the
 // step error invalid_handle (spec/scenario-format.md §2).
 #pragma once
@@ -35,12 +36,13 @@ struct GraphRecord {
 };
 
 struct Handle {
-  enum class Kind : std::uint8_t { view, future, graph, stream };
+  enum class Kind : std::uint8_t { view, future, graph, stream, context };
   Kind kind = Kind::view;
   View view;
   LaunchFuture future;
   std::shared_ptr<GraphRecord> graph;
   std::optional<Stream> stream;
+  std::optional<Context> context;
 
   [[nodiscard]] std::string_view kind_name() const noexcept {
     switch (kind) {
@@ -48,6 +50,7 @@ struct Handle {
       case Kind::future: return "future";
       case Kind::graph: return "graph";
       case Kind::stream: return "stream";
+      case Kind::context: return "context";
     }
     return "handle";
   }

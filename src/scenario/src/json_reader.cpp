@@ -166,8 +166,11 @@ bool Reader::stream_name(const json& j, const std::string& p, std::optional<std:
   std::string n;
   if (!name_str(j, p, n)) return false;
   if (std::find(streams.begin(), streams.end(), n) == streams.end()) {
-    error(p, "unknown stream '" + n + "'" + did_you_mean(n, streams) +
-                 "; declared streams: [" + list(streams) + "]");
+    std::vector<std::string> declared;
+    for (const std::string& d : streams)
+      if (std::find(borrowed_streams.begin(), borrowed_streams.end(), d) == borrowed_streams.end()) declared.push_back(d);
+    error(p, "unknown stream '" + n + "'" + did_you_mean(n, streams) + "; declared streams: [" + list(declared) + "]" +
+                 (borrowed_streams.empty() ? "" : "; borrowed streams: [" + list(borrowed_streams) + "]"));
     return false;
   }
   out = n;

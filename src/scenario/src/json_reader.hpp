@@ -78,7 +78,8 @@ class Reader {
   bool value_form(const json& j, const std::string& p, unsigned forms, const std::string& want, ValueForm& out);
 
   // What steps refer to across the document.
-  std::vector<std::string> streams;                                // declared, in order
+  std::vector<std::string> streams;                                // declared, in order, then borrowed
+  std::vector<std::string> borrowed_streams;                       // named by borrow_stream steps
   std::vector<std::string> submission_ids;                         // launch/replay ids
   std::vector<std::pair<std::string, std::string>> fault_refs;     // (path, id) named by sim faults
   std::set<std::uint32_t> step_devices;                            // named by peer_access and vram

@@ -39,7 +39,12 @@ class Document {
     }
     top_keys(doc);
     if (auto it = doc.find("streams"); it != doc.end()) streams(*it, s);  // first: steps refer to them
+    if (auto it = doc.find("steps"); it != doc.end()) borrowed_streams(*it, s);
+    if (auto it = doc.find("threads"); it != doc.end() && it->is_object())
+      for (const auto& [name, list] : it->items()) borrowed_streams(list, s);
     r_.streams = s.streams;
+    r_.streams.insert(r_.streams.end(), s.borrowed_streams.begin(), s.borrowed_streams.end());
+    r_.borrowed_streams = s.borrowed_streams;
     header(doc, s);
     if (auto it = doc.find("repeat"); it != doc.end()) r_.uint_in(*it, "repeat", 1, detail::kMaxRepeat, s.repeat);
     if (auto it = doc.find("steps"); it != doc.end()) s.steps = detail::read_steps(r_, *it, "steps", 0);
@@ -87,6 +92,29 @@ class Document {
         s.streams.push_back(n);
         if (dev) explicit_stream_devices_[n] = *dev;
       }
+    }
+  }
+
+  // The names borrow_stream steps give their streams, anywhere in a step
+  // list (nested lists included): a step may name one in `stream` as it
+  // names a declared stream, so the check before the run accepts it, and
+  // whether it is live when the step runs is decided then (invalid_handle),
+  // as for handle names. Only well-formed ids count; a name that is also in
+  // `streams` is an error of the borrow step (read_borrow_stream).
+  void borrowed_streams(const json& list, Scenario& s) {
+    if (!list.is_array()) return;
+    for (const json& step : list) {
+      if (!step.is_object()) continue;
+      const auto op = step.find("op");
+      const auto id = step.find("id");
+      if (op != step.end() && *op == "borrow_stream" && id != step.end() && id->is_string()) {
+        const auto& n = id->get_ref<const std::string&>();
+        const auto known = [&n](const std::vector<std::string>& v) {
+          return std::find(v.begin(), v.end(), n) != v.end();
+        };
+        if (!n.empty() && !known(s.streams) && !known(s.borrowed_streams)) s.borrowed_streams.push_back(n);
+      }
+      if (auto nested = step.find("steps"); nested != step.end()) borrowed_streams(*nested, s);
     }
   }
 

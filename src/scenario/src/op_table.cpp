@@ -84,6 +84,11 @@ constexpr std::array loop_fields{
 constexpr std::array sleep_fields{FieldSpec{"us", K::count, true, "microseconds"}};
 constexpr std::array peer_fields{FieldSpec{"devices", K::own, true, "two device ordinals"}};
 constexpr std::array note_fields{FieldSpec{"message", K::text, true, "written into the report"}};
+constexpr std::array borrow_stream_fields{
+    FieldSpec{"id", K::handle, true, "the stream's name; steps name it in `stream` as they name a declared stream"},
+    FieldSpec{"context", K::handle, false, "a borrowed context (a borrow_context handle)", "the scenario's device's"}};
+constexpr std::array borrow_context_fields{
+    FieldSpec{"id", K::handle, true, "the context's handle (borrow_stream's `context`)"}};
 
 constexpr OpRow kRows[] = {
     {Op::alloc, "alloc", "views", alloc_fields, nullptr, exec_alloc, "allocate a buffer from the runtime's pool"},
@@ -120,6 +125,10 @@ constexpr OpRow kRows[] = {
      "enable peer access between two devices"},
     {Op::note, "note", "check", note_fields, nullptr, exec_note,
      "write a message and the counters at this moment into the report"},
+    {Op::borrow_stream, "borrow_stream", "interop", borrow_stream_fields, read_borrow_stream, exec_borrow_stream,
+     "a driver stream made outside the runtime and borrowed; the run destroys it at the repetition's end"},
+    {Op::borrow_context, "borrow_context", "interop", borrow_context_fields, nullptr, exec_borrow_context,
+     "a driver context made outside the runtime and borrowed; the run destroys it at the repetition's end"},
 };
 
 constexpr bool rows_in_op_order() {

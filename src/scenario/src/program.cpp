@@ -12,6 +12,7 @@ class Compiler {
  public:
   explicit Compiler(const Scenario& sc) : sc_(sc) {
     for (const std::string& s : sc.streams) p_.stream_slots.push_back(slot(s));
+    for (const std::string& s : sc.borrowed_streams) p_.borrowed_stream_slots.push_back(slot(s));
     for (const SimFault& f : sc.sim.faults) {
       if (f.kind != SimFault::Kind::completion_unknown) continue;
       if (std::find(p_.fault_ids.begin(), p_.fault_ids.end(), f.submission) == p_.fault_ids.end())
@@ -51,6 +52,7 @@ class Compiler {
     c.dst = slot(s.dst);
     c.buf = slot(s.buf);
     c.graph = slot(s.graph);
+    c.context = slot(s.context);
     c.a = slot(s.a);
     c.b = slot(s.b);
     for (std::size_t i = 0; i < s.ids.size() && i < 2; ++i) c.ids[i] = slot(s.ids[i]);
@@ -75,13 +77,18 @@ class Compiler {
   void stream(const Step& s, CompiledStep& c) {
     if (!s.stream && sc_.streams.empty()) {
       c.stream = kNoSlot;
-      c.stream_index = 0;
+      c.stream_index = static_cast<std::uint32_t>(sc_.borrowed_streams.size());  // the default, last
       return;
     }
     const std::string& name = s.stream ? *s.stream : sc_.streams.front();
     c.stream = slot(name);
     const auto it = std::find(sc_.streams.begin(), sc_.streams.end(), name);
-    c.stream_index = static_cast<std::uint32_t>(it - sc_.streams.begin());
+    if (it != sc_.streams.end()) {
+      c.stream_index = static_cast<std::uint32_t>(it - sc_.streams.begin());
+      return;
+    }
+    const auto b = std::find(sc_.borrowed_streams.begin(), sc_.borrowed_streams.end(), name);
+    c.stream_index = static_cast<std::uint32_t>(sc_.streams.size() + (b - sc_.borrowed_streams.begin()));
   }
 
   std::unique_ptr<LaunchPlan> plan(const Step& s) {

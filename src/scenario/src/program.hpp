@@ -55,7 +55,10 @@ struct CompiledStep {
        graph = kNoSlot, a = kNoSlot, b = kNoSlot;
   std::array<Slot, 2> ids{kNoSlot, kNoSlot};
   Slot stream = kNoSlot;         // the stream's slot; kNoSlot = the run's private default stream
-  std::uint32_t stream_index = 0;  // per-stream bookkeeping (declared order; the default stream last)
+  // Per-stream bookkeeping: the declared streams in order, then the
+  // borrowed ones (Scenario::borrowed_streams), the default stream last.
+  std::uint32_t stream_index = 0;
+  Slot context = kNoSlot;        // borrow_stream: the borrowed context's slot; kNoSlot = the scenario's
   int fault = -1;                // index of the completion_unknown fault aimed at this step's id
   std::unique_ptr<LaunchPlan> launch;
   std::vector<CompiledStep> body;  // capture, loop
@@ -65,6 +68,7 @@ struct CompiledStep {
 struct Program {
   std::vector<std::string> slot_names;  // slot -> handle name
   std::vector<Slot> stream_slots;       // declared streams, in order
+  std::vector<Slot> borrowed_stream_slots;  // Scenario::borrowed_streams, in order
   std::vector<std::string> fault_ids;   // completion_unknown targets, by fault index
   std::vector<CompiledStep> steps;
   std::vector<std::pair<std::string, std::vector<CompiledStep>>> threads;  // by name, sorted
@@ -76,7 +80,13 @@ struct Program {
   // Some drop or forget names a declared stream: only then can a step find
   // its stream gone, and streams are looked up in the handle table.
   bool drops_streams = false;
-  [[nodiscard]] std::size_t stream_count() const noexcept { return stream_slots.size() + 1; }  // + default
+  [[nodiscard]] std::size_t stream_count() const noexcept {
+    return stream_slots.size() + borrowed_stream_slots.size() + 1;  // + default
+  }
+  // Whether the step's stream is a borrowed one (looked up in the handle table).
+  [[nodiscard]] bool borrowed_stream(const CompiledStep& c) const noexcept {
+    return c.stream != kNoSlot && c.stream_index >= stream_slots.size();
+  }
 };
 
 // Never fails on a validated scenario (the loader checked every name a

@@ -67,7 +67,7 @@ bool Session::open(const RunOptions& opt, RunRecord& rec) {
   if (!sim_ && (!sc_.sim.faults.empty() || !sc_.sim.stream_delay_us.empty())) {
     rec.notes.push_back("the scenario's sim settings (faults, stream delays) are ignored on backend '" + rec.backend + "'");
   }
-  ContextOptions co;
+  ContextOptions& co = options_;
   co.conflict_policy = sc_.conflict_policy;
   co.measure_retirement_latency = true;  // the report's retire_latency_us
   // Otherwise the runtime users get (completion events shared: a faulted
@@ -142,9 +142,30 @@ std::uint32_t Session::stream_device(const Step& st) const {
 
 Stream Session::stream(HandleTable& handles, const CompiledStep& st) const {
   if (st.stream == kNoSlot) return *default_stream_;
-  // A scenario that never drops a stream cannot find one gone: no look-up.
-  if (!program_.drops_streams) return streams_[st.stream_index];
+  // A scenario that never drops a declared stream cannot find one gone: no
+  // look-up. A borrowed one lives in the handle table only.
+  if (!program_.drops_streams && !program_.borrowed_stream(st)) return streams_[st.stream_index];
   return handles.stream(st.stream);
+}
+
+Context Session::step_context(HandleTable& handles, const CompiledStep& st) {
+  if (program_.borrowed_stream(st)) return handles.stream(st.stream).context();
+  return ctx_of(stream_device(*st.step));
+}
+
+Stream Session::borrow_stream(HandleTable& handles, const CompiledStep& st) {
+  const Step& step = *st.step;
+  const Context ctx = st.context == kNoSlot ? *ctx_ : handles.context(st.context);
+  Stream s = borrowed_.stream(ctx, step.id, step);
+  if (sim_) {
+    auto d = sc_.sim.stream_delay_us.find(step.id);
+    if (d != sc_.sim.stream_delay_us.end()) sim_->set_stream_delay(s.native(), std::chrono::microseconds(d->second));
+  }
+  return s;
+}
+
+Context Session::borrow_context(const CompiledStep& st) {
+  return borrowed_.context(platform_->device(static_cast<int>(sc_.device)), options_, st.step->id, *st.step);
 }
 
 bool Session::settle(std::chrono::nanoseconds timeout) const {
@@ -155,8 +176,12 @@ bool Session::settle(std::chrono::nanoseconds timeout) const {
 
 RuntimeStats Session::total_stats() const {
   RuntimeStats t;
-  for (const auto& [d, c] : ctxs_) {
-    const RuntimeStats s = c.stats();
+  std::vector<const Context*> all;
+  for (const auto& [d, c] : ctxs_) all.push_back(&c);
+  const std::vector<Context> borrowed = borrowed_.held_contexts();
+  for (const Context& c : borrowed) all.push_back(&c);
+  for (const Context* c : all) {
+    const RuntimeStats s = c->stats();
     t.live_allocations += s.live_allocations;
     t.live_bytes += s.live_bytes;
     t.quarantined_allocations += s.quarantined_allocations;
@@ -182,6 +207,10 @@ std::uint64_t Session::free_after_trim(std::uint32_t device) {
 }
 
 StreamRef Session::check_stream_for(const View& v) const {
+  // A view of a borrowed context reads back in that context.
+  if (borrowed_.any() && v.valid()) {
+    if (std::optional<StreamRef> s = borrowed_.check_stream(v.context().id())) return *s;
+  }
   // The view's own device (a stream of another is device_mismatch).
   auto it = check_streams_.find(static_cast<std::uint32_t>(v.device_ordinal()));
   return it != check_streams_.end() ? StreamRef(it->second) : StreamRef(*default_stream_);

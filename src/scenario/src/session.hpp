@@ -2,7 +2,8 @@
 // scenario uses, its streams per repetition, and the simulated device's
 // controls. Everything here is set up before the steps run and torn down
 // after; during the body the steps only read it, except the per-stream
-// last submission (`wait stream`) and the vram marks, which have locks.
+// last submission (`wait stream`), the vram marks and what steps borrow
+// (borrowed.hpp), which have locks.
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "borrowed.hpp"
 #include "program.hpp"
 #include "tandem/base/mutex.hpp"
 #include "tandem/base/thread_annotations.hpp"
@@ -55,6 +57,18 @@ class Session {
   [[nodiscard]] std::uint32_t stream_device(const Step& st) const;
   // The step's stream: its slot's, or the run's private default.
   [[nodiscard]] Stream stream(HandleTable& handles, const CompiledStep& st) const;
+  // The context of the step's stream: a declared stream's device's, or a
+  // borrowed stream's own (foreign memory goes there).
+  [[nodiscard]] Context step_context(HandleTable& handles, const CompiledStep& st);
+
+  // Interop (borrowed.hpp). borrow_stream: a driver stream made outside the
+  // runtime in the step's `context` (a borrowed context's handle) or the
+  // scenario device's, borrowed; a `sim.stream_delay_us` entry of its name
+  // applies. borrow_context: a driver context of the scenario's device,
+  // borrowed with the run's context options.
+  [[nodiscard]] Stream borrow_stream(HandleTable& handles, const CompiledStep& st);
+  [[nodiscard]] Context borrow_context(const CompiledStep& st);
+  [[nodiscard]] Borrowed& borrowed() noexcept { return borrowed_; }
 
   [[nodiscard]] bool settle(std::chrono::nanoseconds timeout) const;  // every context's work
   [[nodiscard]] RuntimeStats total_stats() const;                    // summed over the contexts
@@ -93,6 +107,8 @@ class Session {
   std::map<std::uint32_t, Stream> check_streams_;  // per device
   std::vector<std::unique_ptr<StreamTrack>> tracks_;
   std::unique_ptr<std::atomic<bool>[]> fired_;  // per fault index
+  ContextOptions options_;  // every context's, the borrowed ones' too
+  Borrowed borrowed_;
   base::Mutex marks_mu_;
   std::map<std::uint32_t, std::uint64_t> marks_ TANDEM_GUARDED_BY(marks_mu_);
 };

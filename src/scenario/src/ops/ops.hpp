@@ -51,4 +51,9 @@ void exec_check(Engine& e, const CompiledStep& s, ThreadState& t);
 void exec_vram(Engine& e, const CompiledStep& s, ThreadState& t);
 void exec_note(Engine& e, const CompiledStep& s, ThreadState& t);
 
+// ops/interop.cpp: driver objects made outside the runtime and borrowed by it.
+void read_borrow_stream(Reader& r, const nlohmann::json& j, const std::string& p, Step& s);
+void exec_borrow_stream(Engine& e, const CompiledStep& s, ThreadState& t);
+void exec_borrow_context(Engine& e, const CompiledStep& s, ThreadState& t);
+
 }  // namespace tandem::scenario::detail

@@ -18,8 +18,8 @@ void exec_alloc(Engine& e, const CompiledStep& s, ThreadState& t) {
 
 void exec_foreign(Engine& e, const CompiledStep& s, ThreadState& t) {
   e.handles.require_free(s.id);
-  // Foreign memory follows its stream's device.
-  Context& ctx = e.session.ctx_of(e.session.stream_device(*s.step));
+  // Foreign memory follows its stream's device (a borrowed stream's own context).
+  Context ctx = e.session.step_context(e.handles, s);
   View v = testing::adopt_foreign(e.session.platform(), ctx, *s.step->dtype, s.step->len);
   e.name_new_buffer(s, t, std::move(v));
 }

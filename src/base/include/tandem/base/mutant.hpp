@@ -32,6 +32,8 @@ enum class Mutant : unsigned char {
   range_narrowed,                 // a launch's leases one element shorter than the access
   slice_leases_parent_range,      // a launch on a part of an allocation leases all of it
   release_stream_skips_a_wait,    // the release stream frees without waiting for one lease stream's work
+  borrowed_stream_destroyed,      // a borrowed driver stream destroyed with its last handle, as an owned one
+  borrowed_context_destroyed,     // a borrowed driver context destroyed with its last user
 };
 
 inline constexpr std::string_view kMutantNames[] = {
@@ -39,10 +41,11 @@ inline constexpr std::string_view kMutantNames[] = {
     "atomic_leased_as_read",   "peeled_leased_as_writer",   "graph_refs_ignored",
     "unknown_completion_frees", "dropped_stream_loses_leases", "cross_stream_unordered",
     "transfer_ignores_aliases", "range_widened",             "range_narrowed",
-    "slice_leases_parent_range", "release_stream_skips_a_wait",
+    "slice_leases_parent_range", "release_stream_skips_a_wait", "borrowed_stream_destroyed",
+    "borrowed_context_destroyed",
 };
 inline constexpr std::size_t kMutantCount = sizeof(kMutantNames) / sizeof(kMutantNames[0]);
-static_assert(kMutantCount == static_cast<std::size_t>(Mutant::release_stream_skips_a_wait) + 1);
+static_assert(kMutantCount == static_cast<std::size_t>(Mutant::borrowed_context_destroyed) + 1);
 
 #ifdef TANDEM_MUTANTS
 inline constexpr bool kMutantsOn = true;

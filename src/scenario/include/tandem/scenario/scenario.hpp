@@ -49,6 +49,12 @@ struct Scenario {
   // The device of every declared stream: `device` for a plain name, the
   // object form's own `device` otherwise (extension: several devices).
   std::map<std::string, std::uint32_t> stream_devices;
+  // Stream names declared by `borrow_stream` steps (extension: interop), in
+  // the order they first appear in the file: steps name them in `stream`
+  // like declared streams; each is made by the run outside the runtime and
+  // borrowed when its step runs (before that, or after a drop, a step that
+  // uses it fails with invalid_handle). Never in `streams`.
+  std::vector<std::string> borrowed_streams;
   // Every device the scenario uses: `device`, the streams' devices and the
   // devices named by `peer_access` and `vram` steps.
   std::set<std::uint32_t> devices;

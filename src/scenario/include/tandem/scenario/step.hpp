@@ -19,7 +19,7 @@ namespace tandem::scenario {
 enum class Op : std::uint8_t {
   alloc, foreign, slice, split, peel, atomic, to_tensor, tensor_view, as_buffer, into_buffer,
   reinterpret, launch, copy, upload, download, capture, replay, drop, forget, wait, retire,
-  check, vram, loop, sleep, peer_access, note,
+  check, vram, loop, sleep, peer_access, note, borrow_stream, borrow_context,
 };
 
 enum class CheckWhat : std::uint8_t {
@@ -33,6 +33,7 @@ struct Step {
 
   // Handle names (dynamic; non-empty when present).
   std::string id, of, from, src, dst, buf, graph;
+  std::string context;                     // borrow_stream: a borrowed context's handle (empty: the scenario's)
   std::vector<std::string> ids;            // split: [a, b]
   std::optional<std::string> stream;       // declared stream name
 
