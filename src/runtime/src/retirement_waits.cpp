@@ -69,7 +69,7 @@ bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time
     // already, their context perhaps not yet released): waited for too,
     // whatever their context (their ids are all there is; a destroy never
     // waits for the device).
-    for (const std::uint64_t id : destroying_) dropped.push_back(id);
+    for (const Destroying& d : destroying_) dropped.push_back(d.id);
   }
   // A context's release stream holds the context, which lets go of it only
   // once nothing else does (ContextState::release): when the last dropped
