@@ -149,6 +149,10 @@ class Retirement {
   void notify_waiters();
   template <class Pred>
   bool wait_until(std::chrono::steady_clock::time_point deadline, Pred pred);
+  // wait_settled: whether the dropped streams it found (`dropped`, by id) and
+  // the release streams in scope their contexts let go of are destroyed.
+  bool dropped_streams_gone(const void* ctx, const void* platform, const std::vector<std::uint64_t>& dropped)
+      TANDEM_EXCLUDES(mu_);
 
   base::Mutex mu_;
   std::condition_variable cv_;

@@ -30,6 +30,27 @@ bool Retirement::wait_until(Clock::time_point deadline, Pred pred) {
   return ok;
 }
 
+// A context's release stream holds the context, which lets go of it only
+// once nothing else does (ContextState::release): when the last dropped
+// stream goes, its context's release stream is dropped in turn. Waited for
+// too, recognised as an internal stream in scope that its context no longer
+// refers to (not by its reference count: a wait may hold one).
+bool Retirement::dropped_streams_gone(const void* ctx, const void* platform, const std::vector<std::uint64_t>& dropped) {
+  const auto in_scope = [&](const void* c, const void* p) {
+    return (!ctx || c == ctx) && (!platform || p == platform);
+  };
+  base::Guard g(mu_);
+  const auto listed = [&](std::uint64_t id) { return std::find(dropped.begin(), dropped.end(), id) != dropped.end(); };
+  const auto lingers = [&](const StreamState* s) {
+    // The stream holds its context: s->ctx is alive.
+    return listed(s->id) || (s->internal && s->ctx->release_stream.load(std::memory_order_acquire) != s &&
+                             in_scope(s->ctx, s->ctx->platform));
+  };
+  return std::none_of(streams_.begin(), streams_.end(), lingers) &&
+         std::none_of(destroying_.begin(), destroying_.end(),
+                      [&](const Destroying& d) { return listed(d.id) || (d.internal && in_scope(d.ctx, d.platform)); });
+}
+
 bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time_point deadline) {
   if (on_retirement_thread()) return false;  // would wait for itself
   // Per stream: its submissions queued before the call, and its releases
@@ -71,26 +92,7 @@ bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time
     // waits for the device).
     for (const Destroying& d : destroying_) dropped.push_back(d.id);
   }
-  // A context's release stream holds the context, which lets go of it only
-  // once nothing else does (ContextState::release): when the last dropped
-  // stream goes, its context's release stream is dropped in turn. Waited
-  // for too, recognised as an internal stream in scope that its context no
-  // longer refers to (not by its reference count: this wait may hold one).
-  const auto in_scope = [&](const void* c, const void* p) {
-    return (!ctx || c == ctx) && (!platform || p == platform);
-  };
-  const auto gone = [&] {
-    base::Guard g(mu_);
-    const auto listed = [&](std::uint64_t id) { return std::find(dropped.begin(), dropped.end(), id) != dropped.end(); };
-    const auto lingers = [&](const StreamState* s) {
-      // The stream holds its context: s->ctx is alive.
-      return listed(s->id) || (s->internal && s->ctx->release_stream.load(std::memory_order_acquire) != s &&
-                               in_scope(s->ctx, s->ctx->platform));
-    };
-    return std::none_of(streams_.begin(), streams_.end(), lingers) &&
-           std::none_of(destroying_.begin(), destroying_.end(),
-                        [&](const Destroying& d) { return listed(d.id) || (d.internal && in_scope(d.ctx, d.platform)); });
-  };
+  const auto gone = [&] { return dropped_streams_gone(ctx, platform, dropped); };
   // A target's reference is let go of as soon as it has settled: held on,
   // it would keep a release stream its context let go of meanwhile from
   // being destroyed, which gone() waits for. (Under settled_mu_, which is
