@@ -118,7 +118,10 @@ void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::
     if (StreamState* s = birth->stream; s && take(s->mu)) {
       if (!s->capture) {
         const bool ok = b.mem_free_async(handle, ptr, s->handle).ok();
-        if (ok) s->untracked_seq = s->next_seq;
+        if (ok) {
+          s->untracked_seq = s->next_seq;
+          s->freed_since_trim = true;  // Context::trim synchronizes it
+        }
         s->mu.unlock();
         birth->mu.unlock();
         if (ok) return;

@@ -328,8 +328,9 @@ struct StreamState {
   // skipped one and crashed on the H200; reverted).
   alignas(64) std::uint64_t next_seq TANDEM_GUARDED_BY(mu) = 1;
   std::uint64_t untracked_seq TANDEM_GUARDED_BY(mu) = 0;  // see the top of this file
-  // A free was enqueued here since the last Context::trim: the pool returns
-  // its memory only once the host has seen this stream reach it.
+  // A free was enqueued here since the last Context::trim (drain_releases,
+  // ContextState::free_memory): the pool returns its memory only once the
+  // host has seen this stream reach it.
   bool freed_since_trim TANDEM_GUARDED_BY(mu) = false;
   Submission* last_mark TANDEM_GUARDED_BY(mu) = nullptr;  // the newest birth mark's; valid while queued
   std::uint64_t last_mark_seq TANDEM_GUARDED_BY(mu) = 0;

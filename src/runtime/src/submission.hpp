@@ -111,11 +111,9 @@ enum class SubmissionPhase : std::uint8_t { publishing, enqueued, failed };
 // Cache-line aligned: records are recycled between the submitting threads and
 // retirement, and two records sharing a line would make each other miss.
 // Three lines (static_assert below): the first what every submission writes,
-// the other two its leases, three inline, none across a line. It was four, 232
-// bytes used: a 256-byte block in a 272-byte heap chunk, over issue 23's 256
-// bytes per in-flight submission (bench/README.md, "Measured memory"), until
-// a lease went from 40 bytes to 32, keep_alive from two words to one and
-// `covered` into the first word's spare byte. 192 bytes take a 208-byte chunk.
+// the other two its leases, three inline, none across a line. 192 bytes take
+// a 208-byte heap chunk, within the 256 bytes per in-flight submission that
+// bench/README.md ("Measured memory") judges; a fourth line would not be.
 struct alignas(64) Submission {
   // One reference for the stream's pending queue, one per launch future.
   // Recycled by its stream when only the queue's reference is left at
