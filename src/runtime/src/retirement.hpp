@@ -111,8 +111,9 @@ class Retirement {
   bool sweep(std::vector<StreamState*>& streams, bool& any_pending, std::uint32_t& deepest);
   bool sweep_stream(StreamState& s);
   Submission* cover_quiet_tail(StreamState& s, Submission* newest) noexcept;
-  // Whether `s` has queued nothing new for kCoverQuiet (always, for a waiter).
-  bool quiet(StreamState& s, bool waiting) noexcept;
+  // Whether `s` has queued nothing new since the previous sweep and for at
+  // least `for_at_least` (always, for a waiter).
+  bool quiet(StreamState& s, bool waiting, std::chrono::microseconds for_at_least) noexcept;
   // Takes a quiet stream's lock to queue a marker or drain its releases:
   // waits for it only for a waiter; otherwise a submitter holding it is
   // about to do that work itself. Then queues a marker (false: no event).
