@@ -52,9 +52,42 @@ void load_catalog(const Context& ctx) {
   for (const KernelEntry& e : catalog()) ctx.load_kernel(*e.symbol);
 }
 
+namespace {
+
+// A repeat of this thread's last passing launch on views of the same
+// shapes, the same scalars, grid and block (launch_memo.hpp): the
+// remembered dimensions and bytes, its views' pointers written in. Null
+// for anything else, which the full path below checks (and refuses with
+// its messages).
+void** repeat(detail::LaunchMemo& memo, const KernelEntry& entry, std::span<const Arg> args,
+              const std::optional<driver::Dim3>& grid, const std::optional<driver::Dim3>& block,
+              Slots<ViewAccess>& accesses, std::size_t& views) noexcept {
+  const std::size_t n = args.size();
+  if (!memo.may_repeat(entry, n, grid, block)) return nullptr;
+  for (std::size_t i = 0; i < n; ++i) {
+    const ParamSpec& p = entry.params[i];
+    const Arg& a = args[i];
+    if (p.kind == ArgKind::view) {
+      if (!a.view || !a.view->valid() || !memo.repoint(i, *a.view)) return nullptr;
+      accesses.make(views++, ViewAccess{a.view, access_of(p)});
+    } else if (a.view || !memo.same_scalar(i, a.scalar)) {
+      return nullptr;
+    }
+  }
+  return memo.params();
+}
+
+}  // namespace
+
 LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
                     std::optional<driver::Dim3> grid, std::optional<driver::Dim3> block) {
   TANDEM_PLANTED_LAUNCH_SLOWDOWN();  // nothing unless -DTANDEM_PLANT_LAUNCH_SLOWDOWN=ON (a test build)
+  thread_local detail::LaunchMemo memo;
+  Slots<ViewAccess> accesses;
+  std::size_t views = 0;
+  if (void** params = repeat(memo, entry, args, grid, block, accesses, views)) {
+    return tandem::launch(stream, *entry.symbol, memo.dims(), params, {accesses.data(), views});
+  }
   const std::size_t n = entry.params.size();
   if (args.size() != n) {
     fail(entry, std::to_string(args.size()) + " arguments given, the kernel takes " + std::to_string(n));
@@ -64,8 +97,7 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
   // 1.5 KB of stack on every launch.
   Slots<ArgShape> shapes;
   Slots<LaunchArg> packed_args;
-  Slots<ViewAccess> accesses;
-  std::size_t views = 0;
+  views = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const ParamSpec& p = entry.params[i];
     if (p.kind == ArgKind::view) {
@@ -84,17 +116,13 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
     }
   }
   const std::span<const ArgShape> shape_span(shapes.data(), n);
-  thread_local detail::LaunchMemo memo;
+  const std::span<const LaunchArg> arg_span(packed_args.data(), n);
   driver::LaunchDims dims;
-  if (const driver::LaunchDims* known = memo.find(entry, shape_span, grid, block)) {
-    dims = *known;
-  } else {
-    if (std::string why = check_args(entry, shape_span); !why.empty()) fail(entry, why);
-    if (std::string why = launch_dims(entry, shape_span, grid, block, dims); !why.empty()) fail(entry, why);
-    memo.remember(entry, shape_span, grid, block, dims);
-  }
+  if (std::string why = check_args(entry, shape_span); !why.empty()) fail(entry, why);
+  if (std::string why = launch_dims(entry, shape_span, grid, block, dims); !why.empty()) fail(entry, why);
   PackedParams packed;
-  if (std::string why = pack_params(entry, {packed_args.data(), n}, packed); !why.empty()) fail(entry, why);
+  if (std::string why = pack_params(entry, arg_span, packed); !why.empty()) fail(entry, why);
+  memo.remember(entry, shape_span, arg_span, grid, block, dims, packed);
   return tandem::launch(stream, *entry.symbol, dims, packed.pointers(), {accesses.data(), views});
 }
 

@@ -1,18 +1,25 @@
 // kernels::launch remembers, per thread, the last launch whose checks
-// passed and skips check_args / launch_dims for an identical repeat
+// passed and, for a repeat on views of the same shapes with the same
+// scalars, grid and block, skips check_args / launch_dims / pack_params and
+// writes only the views' pointers into the remembered bytes
 // (kernels/src/launch_memo.hpp). Anything that differs (a shape, a dtype,
-// the block) must be checked again: the same error, with the same message,
-// as on a thread that never launched.
+// a scalar, the block) must be checked again: the same error, with the same
+// message, as on a thread that never launched; and a repeat must run on its
+// own views and scalars, never the remembered ones.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tandem/device.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/kernels/catalog.hpp"
 #include "tandem/kernels/launch.hpp"
+#include "tandem/launch.hpp"
 #include "tandem/stream.hpp"
 
 namespace tandem {
@@ -46,11 +53,62 @@ std::string error_of(F&& launch) {
 
 class LaunchMemo : public ::testing::Test {
  protected:
+  std::vector<float> floats(const View& v) const {
+    const std::vector<std::byte> raw = read_back(s_, v, std::chrono::seconds(30));
+    std::vector<float> out(raw.size() / sizeof(float));
+    std::memcpy(out.data(), raw.data(), out.size() * sizeof(float));
+    return out;
+  }
+  View filled(float value) const {
+    View v = allocate(s_, DType::f32, 256);
+    const k::Arg args[] = {k::Arg::of(v), k::Arg::value(static_cast<double>(value))};
+    (void)k::launch(s_, *fill_, args);
+    return v;
+  }
+
   const Platform p_ = Platform::sim();
   const Context ctx_ = Context::create(p_.device(0));
   const Stream s_ = Stream::create(ctx_);
   const k::KernelEntry* copy_ = k::find(k::Model::simt, "copy", DType::f32);
+  const k::KernelEntry* fill_ = k::find(k::Model::simt, "fill", DType::f32);
 };
+
+TEST_F(LaunchMemo, ARepeatOnOtherViewsOfTheSameShapesReadsAndWritesThoseViews) {
+  ASSERT_NE(copy_, nullptr);
+  ASSERT_NE(fill_, nullptr);
+  const View a = filled(1.0F), b = filled(0.0F), c = filled(3.0F), d = filled(0.0F);
+  const k::Arg first[] = {k::Arg::of(a), k::Arg::of(b)};
+  const k::Arg repeat[] = {k::Arg::of(c), k::Arg::of(d)};
+  (void)k::launch(s_, *copy_, first);   // remembered
+  (void)k::launch(s_, *copy_, repeat);  // the same shapes: the remembered bytes, re-pointed
+  EXPECT_EQ(floats(b), std::vector<float>(256, 1.0F));
+  EXPECT_EQ(floats(d), std::vector<float>(256, 3.0F));
+  EXPECT_EQ(floats(a), std::vector<float>(256, 1.0F)) << "the repeat must not write the first launch's views";
+  ASSERT_TRUE(ctx_.wait_for_retirement(std::chrono::seconds(30)));
+}
+
+TEST_F(LaunchMemo, ARepeatWithAnotherScalarRunsWithThatScalar) {
+  ASSERT_NE(fill_, nullptr);
+  const View v = filled(1.0F);  // remembered with 1
+  const k::Arg again[] = {k::Arg::of(v), k::Arg::value(5.0)};
+  (void)k::launch(s_, *fill_, again);
+  EXPECT_EQ(floats(v), std::vector<float>(256, 5.0F));
+  ASSERT_TRUE(ctx_.wait_for_retirement(std::chrono::seconds(30)));
+}
+
+TEST_F(LaunchMemo, AScalarThatBecomesInvalidAfterAPassingLaunchIsRefusedAsOnAFirstLaunch) {
+  ASSERT_NE(fill_, nullptr);
+  const View v = allocate(s_, DType::f32, 256);
+  const k::Arg bad[] = {k::Arg::of(v), k::Arg::value(1e300)};  // not a finite f32
+  const auto launch_bad = [&] { (void)k::launch(s_, *fill_, bad); };
+  const std::string expected = first_launch_error(launch_bad);
+  ASSERT_FALSE(expected.empty()) << "1e300 must be refused as an f32 fill value";
+
+  const k::Arg good[] = {k::Arg::of(v), k::Arg::value(2.0)};
+  (void)k::launch(s_, *fill_, good);
+  EXPECT_EQ(error_of(launch_bad), expected);
+  ASSERT_TRUE(ctx_.wait_for_retirement(std::chrono::seconds(30)));
+}
 
 TEST_F(LaunchMemo, AnArgumentShapeThatChangesAfterAPassingLaunchIsCheckedAgain) {
   ASSERT_NE(copy_, nullptr);

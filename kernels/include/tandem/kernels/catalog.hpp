@@ -222,6 +222,10 @@ class PackedParams {
   [[nodiscard]] std::uint32_t count() const noexcept { return count_; }
   // Parameter i's bytes (its ParamSlot size).
   [[nodiscard]] std::span<const std::byte> bytes(std::uint32_t i) const noexcept;
+  // Points view parameter i (a BufferParam or TensorParam, whose first 8
+  // bytes are the device pointer) at `ptr`, the rest of its bytes kept: a
+  // repeat of a launch on other views of the same shapes.
+  void set_view_pointer(std::uint32_t i, driver::DevicePtr ptr) noexcept;
 
  private:
   friend std::string pack_params(const KernelEntry&, std::span<const LaunchArg>, PackedParams&);
