@@ -133,10 +133,13 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
   // retiring it writes as little as possible to what the submitting thread
   // reuses.
   if (LatencyHistogram* h = s.ctx->retire_latency.get()) {
-    const std::uint64_t now = Submission::now_ns();
+    const base::TickClock& clock = Submission::stamp_clock();
+    const std::uint64_t now = clock.ticks();
+    const double ns_per_tick = clock.ns_per_tick();
     for (const Outcome& o : outcomes_) {
-      const std::uint64_t t = o.sub->submitted_ns;
-      if (o.completed && t != 0 && o.sub->user_visible()) h->record(now > t ? now - t : 0);
+      const std::uint64_t t = o.sub->submitted_ticks;
+      if (!o.completed || t == 0 || !o.sub->user_visible()) continue;
+      h->record(now > t ? static_cast<std::uint64_t>(static_cast<double>(now - t) * ns_per_tick) : 0);
     }
   }
   reuse_.clear();

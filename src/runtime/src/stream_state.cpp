@@ -503,7 +503,7 @@ driver::EventHandle StreamState::queue_marker(bool& queued_marker) {
     e = {};
   }
   m->kind = SubmissionKind::marker;
-  m->submitted_ns = 0;
+  m->submitted_ticks = 0;
   m->covered = false;
   shared_run = 0;
   m->id = next_id(IdKind::submission);

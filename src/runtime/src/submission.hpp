@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "allocation_state.hpp"
+#include "tandem/base/tick_clock.hpp"
 #include "tandem/detail/small_vector.hpp"
 #include "tandem/driver/types.hpp"
 
@@ -139,9 +140,9 @@ struct alignas(64) Submission {
   // (stream_state.hpp). Part of this submission: if its completion is
   // unknown, so is the submission's.
   driver::EventHandle birth_mark;
-  // steady_clock ns at submit when the context measures retirement latency
-  // (ContextOptions::measure_retirement_latency), else 0.
-  std::uint64_t submitted_ns = 0;
+  // stamp_clock() ticks at submit when the context measures retirement
+  // latency (ContextOptions::measure_retirement_latency), else 0.
+  std::uint64_t submitted_ticks = 0;
   // The stream's pending queue. Left intact when retirement unlinks and
   // gives the record back, for a walk of the queue that started before.
   Submission* next = nullptr;
@@ -158,6 +159,13 @@ struct alignas(64) Submission {
   [[nodiscard]] bool user_visible() const noexcept { return kind != SubmissionKind::marker; }
   // Its own event can be queried or waited on (not covered, recorded).
   [[nodiscard]] bool evented() const noexcept { return !covered && static_cast<bool>(event); }
+  // The clock of submitted_ticks: process-wide, so that its ns-per-tick
+  // factor is measured over the process's life, not a new context's first
+  // microseconds.
+  [[nodiscard]] static const base::TickClock& stamp_clock() noexcept {
+    static const base::TickClock clock;
+    return clock;
+  }
   [[nodiscard]] static std::uint64_t now_ns() noexcept {
     return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                           std::chrono::steady_clock::now().time_since_epoch())

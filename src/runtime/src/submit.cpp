@@ -449,9 +449,9 @@ void trace_submit(const StreamState& s, const Submission& sub, const WaitList& w
 // this path touched: what is written after it should be as few lines as
 // can be. A failed enqueue recycles the record, which drops keep_alive.
 [[gnu::always_inline]] inline void stamp(StreamState& s, Submission& sub, SubmitSpec& spec, bool cover,
-                                         std::uint64_t submitted_ns) TANDEM_REQUIRES(s.mu) {
+                                         std::uint64_t submitted_ticks) TANDEM_REQUIRES(s.mu) {
   sub.kind = spec.kind;
-  sub.submitted_ns = submitted_ns;
+  sub.submitted_ticks = submitted_ticks;
   sub.id = next_id(IdKind::submission);
   sub.seq = s.next_seq++;
   sub.stream = &s;
@@ -492,7 +492,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   TANDEM_LAUNCH_PHASE(prepare);
   ContextState& ctx = *s.ctx;
   driver::Backend& b = ctx.backend();
-  const std::uint64_t submitted_ns = ctx.retire_latency ? Submission::now_ns() : 0;
+  const std::uint64_t submitted_ticks = ctx.retire_latency ? Submission::stamp_clock().ticks() : 0;
   AccessRequest* a = spec.accesses;
   const std::uint32_t n = spec.access_count;
   order_accesses(a, n, spec.sorted);
@@ -524,7 +524,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
     s.recycle(sub);
     throw;
   }
-  stamp(s, *sub, spec, cover, submitted_ns);
+  stamp(s, *sub, spec, cover, submitted_ticks);
   TANDEM_LAUNCH_PHASE(events);
   try {
     publish_leases(*sub, a, n);

@@ -17,7 +17,7 @@
 #include "recorder.hpp"
 #include "session.hpp"
 #include "shadow.hpp"
-#include "step_clock.hpp"
+#include "tandem/base/tick_clock.hpp"
 #include "tandem/scenario/executor.hpp"
 
 namespace tandem::scenario::detail {
@@ -54,7 +54,7 @@ class Engine {
   bool shadow_on = false;
   HandleTable handles;
   Recorder recorder;
-  StepClock clock;  // step and submission timings, in its ticks
+  base::TickClock clock;  // step and submission timings, in its ticks
 
   [[nodiscard]] std::uint64_t repetition() const noexcept { return repetition_; }
   // Runs a list; false when a step failed without expect_error (the rest

@@ -43,7 +43,7 @@ struct ThreadRecord {
   std::vector<ErrorRecord> errors;
   std::vector<std::string> skipped;
   Counter submissions, launches, bytes_moved, checks_done, errors_seen;
-  LatencyHistogram submit_ns;  // in StepClock ticks, as step_ns
+  LatencyHistogram submit_ns;  // in TickClock ticks, as step_ns
   std::vector<std::unique_ptr<LatencyHistogram>> step_ns;  // per op, made on its first step
 
   void step_took(Op op, std::uint64_t ns) {

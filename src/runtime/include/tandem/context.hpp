@@ -39,7 +39,9 @@ struct ContextOptions {
   ConflictPolicy conflict_policy = ConflictPolicy::order;
   // Timestamp every submission and record, at its retirement, how long it
   // took from the submit call to the release of its leases (kernel time
-  // included) in retire_latency(). Costs a clock read per submission.
+  // included) in retire_latency(). Costs a clock read per submission: the
+  // invariant time-stamp counter where the CPU has one (about 9 ns in a
+  // VM, against 30 for steady_clock), converted to ns at retirement.
   bool measure_retirement_latency = false;
   // Submissions that follow each other closely on one stream share a
   // completion event: while the stream has work pending, only every 8th
