@@ -159,6 +159,9 @@ void add_run(CLI::App& app, Request& q) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}));
   run->add_flag("--json", q.run.json, "print the report JSON on stdout even on a terminal");
   run->add_flag("--quiet", q.run.quiet, "no progress line and no human summary");
+  run->add_option("--junit", q.run.junit,
+                  "also write JUnit XML for CI: one test case per scenario and repetition, failures carrying the "
+                  "failed checks and errors with their JSON paths");
   run->footer(
       "On a terminal: a progress line for long runs and a short summary per file (colour unless NO_COLOR is set).\n"
       "The report gives setup_s, body_s and settle_s (launches_per_s is over the body), the runtime options the\n"
