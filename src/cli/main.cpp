@@ -1,10 +1,10 @@
 // tandem — the command. Subcommands:
-//   tandem devices [--backend auto|cuda|sim] [--json]
+//   tandem devices [--backend auto|cuda|sim] [--json|--ctest-resources]
 //   tandem smoke   [--backend auto|cuda|sim] [--device N] [--out FILE]
 //   tandem kernels [--json]
 //   tandem validate FILE... [--json]
 //   tandem ops     [--json|--markdown]
-//   tandem run FILE... [--backend B] [--out FILE|DIR] [--repeat N] [--json] [--quiet]
+//   tandem run FILE... [--backend B] [--out FILE|DIR] [--repeat N] [--json] [--quiet] [--junit FILE]
 //   tandem shrink FILE [--backend B|file] [--seed N] [--out PATH] [--max-runs N] [--time-limit S] [--confirm K]
 // Exit codes (exit_codes.hpp): 0 pass, 1 fail, 2 bad command line or invalid
 // scenario, 3 runtime or device error, 4 the requested backend is not available.
@@ -75,6 +75,25 @@ int cmd_devices(BackendKind kind, bool json) {
   return kExitPass;
 }
 
+// A CTest resource spec file (ctest --resource-spec-file) with one slot per
+// CUDA device here: GPU tests declare RESOURCE_GROUPS "gpus:1" (two for the
+// multi-GPU ones), so `ctest -j N` runs them side by side, one per GPU. No
+// CUDA device (or no driver): an empty list, which the tests' registration
+// matches (tests/gpu_resources.cmake).
+int cmd_ctest_resources() {
+  nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+  try {
+    tandem::Platform p = tandem::Platform::open(BackendKind::cuda);
+    for (int i = 0; i < p.device_count(); ++i) gpus.push_back({{"id", std::to_string(i)}, {"slots", 1}});
+  } catch (const std::exception& e) {
+    std::cerr << "tandem devices: no CUDA device to offer: " << e.what() << "\n";
+  }
+  const nlohmann::ordered_json spec = {{"version", {{"major", 1}, {"minor", 0}}},
+                                       {"local", nlohmann::ordered_json::array({{{"gpus", gpus}}})}};
+  std::cout << spec.dump(2) << "\n";
+  return kExitPass;
+}
+
 // Checks scenario files without running them: every error, with the file and
 // the JSON path. Exit 0 when all are valid, 2 otherwise.
 int cmd_validate(const std::vector<std::string>& files, bool json) {
@@ -125,6 +144,7 @@ int cmd_ops(bool markdown) {
 struct Request {
   std::string backend = "auto";
   bool json = false;
+  bool ctest_resources = false;
   int device = 0;
   std::string out;
   bool kernels_as_json = false;
@@ -159,6 +179,9 @@ void add_run(CLI::App& app, Request& q) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}));
   run->add_flag("--json", q.run.json, "print the report JSON on stdout even on a terminal");
   run->add_flag("--quiet", q.run.quiet, "no progress line and no human summary");
+  run->add_option("--junit", q.run.junit,
+                  "also write JUnit XML for CI: one test case per scenario and repetition, failures carrying the "
+                  "failed checks and errors with their JSON paths");
   run->footer(
       "On a terminal: a progress line for long runs and a short summary per file (colour unless NO_COLOR is set).\n"
       "The report gives setup_s, body_s and settle_s (launches_per_s is over the body), the runtime options the\n"
@@ -171,6 +194,10 @@ void add_subcommands(CLI::App& app, Request& q) {
   q.devices = app.add_subcommand("devices", "List the devices of a backend");
   add_backend(q.devices, q.backend);
   q.devices->add_flag("--json", q.json, "JSON output (the default when stdout is not a terminal)");
+  q.devices->add_flag("--ctest-resources", q.ctest_resources,
+                      "print a CTest resource spec file of this machine's CUDA devices (empty without one), for "
+                      "ctest --resource-spec-file: GPU tests then run one per GPU")
+      ->excludes("--json");
   q.smoke = app.add_subcommand("smoke", "Exercise the runtime end to end (an embedded scenario) and report as JSON");
   add_backend(q.smoke, q.backend);
   q.smoke->add_option("--device", q.device, "device ordinal")->check(CLI::NonNegativeNumber);
@@ -190,7 +217,7 @@ void add_subcommands(CLI::App& app, Request& q) {
 
 int dispatch(const Request& q) {
   const BackendKind kind = *tandem::parse_backend_kind(q.backend);  // CLI11 checked the name
-  if (*q.devices) return cmd_devices(kind, q.json);
+  if (*q.devices) return q.ctest_resources ? cmd_ctest_resources() : cmd_devices(kind, q.json);
   if (*q.smoke) return cmd_smoke(kind, q.device, q.out);
   if (*q.validate) return cmd_validate(q.scenario_files, q.validate_json);
   if (*q.ops) return cmd_ops(q.ops_markdown);
@@ -226,6 +253,7 @@ int main(int argc, char** argv) {
       "  tandem run x.json --json | jq .status            the report on stdout\n"
       "  tandem devices                   list devices of the best backend here\n"
       "  tandem devices --backend sim     the simulated device\n"
+      "  tandem devices --ctest-resources > gpus.json && ctest -j 8 --resource-spec-file gpus.json -L gpu\n"
       "  tandem smoke --out report.json   exercise the runtime, write a JSON report\n"
       "  tandem kernels                   the kernel registry (SIMT and Tile)\n"
       "  tandem ops --markdown            the scenario ops and their fields\n"

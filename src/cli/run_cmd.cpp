@@ -20,6 +20,7 @@
 #include "tandem/scenario/executor.hpp"
 #include "exit_codes.hpp"
 #include "files.hpp"
+#include "junit.hpp"
 #include "tandem/scenario/loader.hpp"
 
 namespace tandem::cli {
@@ -142,31 +143,54 @@ void summarize(std::ostream& os, const Style& st, const ojson& r, const std::str
   for (const auto& n : r["notes"]) os << "    note: " << n.get<std::string>() << "\n";
 }
 
+// --out and --junit are checked before anything runs: a long run must not
+// end with nowhere to put its results.
+bool outputs_usable(const RunCommand& cmd) {
+  if (out_is_folder(cmd)) {
+    std::error_code ec;
+    fs::create_directories(cmd.out, ec);
+    if (ec) {
+      std::cerr << "tandem run: --out " << cmd.out << ": cannot create the folder: " << ec.message() << "\n";
+      return false;
+    }
+  } else if (std::string why; !cmd.out.empty() && cmd.out != "-" && !out_file_writable(cmd.out, why)) {
+    std::cerr << "tandem run: " << why << "\n";
+    return false;
+  }
+  if (std::string why; !cmd.junit.empty() && !out_file_writable(cmd.junit, why)) {
+    std::cerr << "tandem run: --junit: " << why << "\n";
+    return false;
+  }
+  return true;
+}
+
+// The JUnit file, written once every file has run; false when it cannot be.
+bool write_junit(const RunCommand& cmd, const std::vector<JUnitEntry>& entries) {
+  if (cmd.junit.empty()) return true;
+  std::ofstream f(cmd.junit);
+  f << junit_xml(entries);
+  if (f.flush()) return true;
+  std::cerr << "tandem run: cannot write the JUnit file '" << cmd.junit << "'\n";
+  return false;
+}
+
 }  // namespace
 
 int run_command(const RunCommand& cmd) {
   const bool json_to_stdout = (cmd.out.empty() || cmd.out == "-") && (cmd.json || isatty(STDOUT_FILENO) == 0);
   std::ostream& human = json_to_stdout || isatty(STDOUT_FILENO) == 0 ? std::cerr : std::cout;
   const Style style{use_color(&human == &std::cout ? stdout : stderr)};
-  if (out_is_folder(cmd)) {
-    std::error_code ec;
-    fs::create_directories(cmd.out, ec);
-    if (ec) {
-      std::cerr << "tandem run: --out " << cmd.out << ": cannot create the folder: " << ec.message() << "\n";
-      return kExitUsage;
-    }
-  } else if (std::string why; !cmd.out.empty() && cmd.out != "-" && !out_file_writable(cmd.out, why)) {
-    std::cerr << "tandem run: " << why << "\n";
-    return kExitUsage;
-  }
+  if (!outputs_usable(cmd)) return kExitUsage;
   int worst = 0;
   ojson all = ojson::array();
+  std::vector<JUnitEntry> junit;
   for (const std::string& file : cmd.files) {
     std::string why;
     const std::optional<std::string> text = read_file(file, why);
     if (!text) {
       std::cerr << "tandem run: " << why << "\n";
       worst = std::max(worst, kExitUsage);
+      junit.push_back({file, scenario::Outcome::invalid, std::nullopt, {why}});
       continue;
     }
     scenario::Scenario sc;
@@ -175,6 +199,9 @@ int run_command(const RunCommand& cmd) {
     } catch (const scenario::ScenarioError& e) {
       std::cerr << e.what() << (std::string(e.what()).ends_with("\n") ? "" : "\n");
       worst = std::max(worst, kExitUsage);
+      JUnitEntry bad{file, scenario::Outcome::invalid, std::nullopt, {}};
+      for (const auto& d : e.diagnostics()) bad.problems.push_back(d.to_string());
+      junit.push_back(std::move(bad));
       continue;
     }
     scenario::RunProgress progress;
@@ -204,8 +231,10 @@ int run_command(const RunCommand& cmd) {
     }
     if (json_to_stdout) all.push_back(result.report);
     if (!cmd.quiet) summarize(human, style, result.report, file);
+    if (!cmd.junit.empty()) junit.push_back({file, result.outcome, result.report, {}});
   }
   if (json_to_stdout && !all.empty()) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
+  if (!write_junit(cmd, junit)) worst = std::max(worst, kExitUsage);
   return worst;
 }
 

@@ -15,6 +15,7 @@ struct RunCommand {
   std::optional<std::uint64_t> repeat; // overrides the files' `repeat`
   bool json = false;                   // JSON on stdout even on a terminal
   bool quiet = false;                  // no summary, no progress
+  std::string junit;                   // JUnit XML of the whole run (junit.hpp), when set
 };
 
 // Exit code: the worst of the files' (0 pass, 1 fail, 2 invalid scenario or

@@ -144,6 +144,24 @@ TEST(ScenarioLoader, LoadThrowsScenarioError) {
   }
 }
 
+// Editors check a file against the JSON Schema its "$schema" names; the
+// loader accepts the key at the top level only, as a string, and ignores it.
+TEST(ScenarioLoader, TopLevelSchemaKeyIsAcceptedAndIgnored) {
+  const auto sc = ts::load_text(R"({"$schema": "../schemas/tandem.scenario-1.schema.json",
+      "format": "tandem.scenario/1", "name": "s", "steps": [{"op": "sleep", "us": 1}]})", "s.json");
+  EXPECT_EQ(sc.name, "s");
+  EXPECT_EQ(sc.steps.size(), 1u);
+  const auto not_string = ts::validate_text(R"({"$schema": 1, "format": "tandem.scenario/1"})", "n.json");
+  ASSERT_FALSE(not_string.ok);
+  EXPECT_NE(not_string.message().find("n.json: $schema: expected a string"), std::string::npos)
+      << not_string.message();
+  const auto in_step = ts::validate_text(
+      R"({"format": "tandem.scenario/1", "steps": [{"op": "sleep", "us": 1, "$schema": "x"}]})", "t.json");
+  ASSERT_FALSE(in_step.ok);
+  EXPECT_NE(in_step.message().find("steps[0].$schema: unknown field '$schema'"), std::string::npos)
+      << in_step.message();
+}
+
 namespace {
 
 TEST(ScenarioLoader, AllocLenMayBeAFractionOfFreeMemory) {

@@ -258,7 +258,7 @@ void Engine::release_borrowed() {
   }
   ThreadRecord& main = *recorder.threads()[0];
   for (BorrowCheck& c : b.release())
-    recorder.check(main, *c.step, c.what, std::move(c.expected), std::move(c.actual), c.ok);
+    recorder.check(main, *c.step, c.what, std::move(c.expected), std::move(c.actual), c.ok, repetition_);
 }
 
 Outcome Engine::conclude() {
@@ -333,7 +333,7 @@ void Engine::expectations() {
   const std::uint64_t n = repetitions_;
   auto expect = [&](const char* key, std::uint64_t expected_per_run, std::uint64_t actual) {
     const std::uint64_t expected = expected_per_run * n;
-    rec.checks.push_back({std::string("expect.") + key, key, expected, actual, expected == actual});
+    rec.checks.push_back({std::string("expect.") + key, key, expected, actual, expected == actual, n});
   };
   const Expectations& e = scenario.expect;
   expect("live_allocations", e.live_allocations, rec.live_allocations);

@@ -71,7 +71,7 @@ class Engine {
   // `len`, or the fraction_of_free form worked out (noted once in the report).
   [[nodiscard]] std::uint64_t alloc_len(const CompiledStep& st);
   void record_check(ThreadState& t, const Step& st, const char* what, ojson expected, ojson actual, bool ok) {
-    recorder.check(*t.rec, st, what, std::move(expected), std::move(actual), ok);
+    recorder.check(*t.rec, st, what, std::move(expected), std::move(actual), ok, repetition_);
   }
 
  private:

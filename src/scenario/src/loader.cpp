@@ -65,11 +65,17 @@ class Document {
   Reader r_;
   std::map<std::string, std::uint32_t> explicit_stream_devices_;  // object-form streams
 
+  // "$schema" names the JSON Schema an editor checks the file against
+  // (schemas/tandem.scenario-1.schema.json); the run ignores it.
   void top_keys(const json& doc) {
     static const std::vector<std::string> top = {"format", "name", "description", "backend", "device",
                                                  "conflict_policy", "streams", "repeat", "steps",
                                                  "threads", "expect", "sim"};
     for (const auto& [k, v] : doc.items()) {
+      if (k == "$schema") {
+        if (!v.is_string()) r_.expected(k, "a string (the URI or path of a JSON Schema)", v);
+        continue;
+      }
       if (std::find(top.begin(), top.end(), k) == top.end())
         r_.error(k, "unknown top-level key '" + k + "'" + did_you_mean(k, top) + "; expected one of " + list(top));
     }

@@ -10,8 +10,9 @@ ThreadRecord& Recorder::add_thread() {
   return *threads_.back();
 }
 
-void Recorder::check(ThreadRecord& t, const Step& st, const char* what, ojson expected, ojson actual, bool ok) {
-  t.checks.push_back({st.path, what, std::move(expected), std::move(actual), ok});
+void Recorder::check(ThreadRecord& t, const Step& st, const char* what, ojson expected, ojson actual, bool ok,
+                     std::uint64_t repetition) {
+  t.checks.push_back({st.path, what, std::move(expected), std::move(actual), ok, repetition});
   t.checks_done.add(1);
   if (!ok && progress_ != nullptr) progress_->checks_failed.fetch_add(1, std::memory_order_relaxed);
 }

@@ -63,7 +63,8 @@ class Recorder {
   ThreadRecord& add_thread();
   [[nodiscard]] const std::vector<std::unique_ptr<ThreadRecord>>& threads() const noexcept { return threads_; }
 
-  void check(ThreadRecord& t, const Step& st, const char* what, ojson expected, ojson actual, bool ok);
+  void check(ThreadRecord& t, const Step& st, const char* what, ojson expected, ojson actual, bool ok,
+             std::uint64_t repetition);
   void error(ThreadRecord& t, const Step& st, std::string code, std::string message, std::uint64_t repetition);
   void step_done() noexcept;
   void note(std::string text);

@@ -17,7 +17,7 @@ ojson report_json(const RunRecord& r) {
   ojson checks = ojson::array();
   for (const CheckRecord& c : r.checks) {
     checks.push_back({{"step", c.step}, {"what", c.what}, {"expected", c.expected}, {"actual", c.actual},
-                      {"ok", c.ok}});
+                      {"ok", c.ok}, {"repetition", c.repetition}});
   }
   ojson errors = ojson::array();
   for (const ErrorRecord& e : r.errors) {

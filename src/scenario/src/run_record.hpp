@@ -22,6 +22,9 @@ struct CheckRecord {
   ojson expected;
   ojson actual;
   bool ok = false;
+  // The repetition it ran in; end-of-run expectations: the last (extension:
+  // a JUnit test case per repetition carries its own checks).
+  std::uint64_t repetition = 1;
 };
 
 struct ErrorRecord {
