@@ -6,6 +6,8 @@
 namespace tandem::detail {
 
 TrackerFootprint tracker_footprint() noexcept {
+  // A tracked lease costs the Lease and the pointer slot that holds it.
+  // NOLINTNEXTLINE(bugprone-sizeof-expression): sizeof(Lease*) is meant
   return TrackerFootprint{sizeof(AllocationState), sizeof(Lease) + sizeof(Lease*)};
 }
 

@@ -371,7 +371,7 @@ namespace {
 // function built for it is deleted as having no effect; CPUs before it run
 // the instruction as a no-op).
 void prefetch_record(const Submission* r) noexcept {
-  static_assert(sizeof(Submission) == 3 * 64);
+  static_assert(sizeof(Submission) == std::size_t{3} * 64);
   const char* p = reinterpret_cast<const char*>(r);
 #if defined(__x86_64__) || defined(__i386__)
   asm volatile("prefetchw %0\n\tprefetchw %1\n\tprefetchw %2" : : "m"(p[0]), "m"(p[64]), "m"(p[128]));

@@ -119,7 +119,7 @@ class RecordStack {
  private:
   bool grow() noexcept {
     if (capacity_ >= kMaxCapacity) return false;
-    std::unique_ptr<Submission*[]> bigger(new (std::nothrow) Submission*[2 * capacity_]);
+    std::unique_ptr<Submission*[]> bigger(new (std::nothrow) Submission*[std::size_t{2} * capacity_]);
     if (!bigger) return false;
     std::copy(slots_.get(), slots_.get() + count_, bigger.get());
     slots_ = std::move(bigger);

@@ -173,6 +173,6 @@ struct alignas(64) Submission {
   }
 };
 
-static_assert(sizeof(Submission) == 3 * 64);
+static_assert(sizeof(Submission) == std::size_t{3} * 64);
 
 }  // namespace tandem::detail

@@ -27,9 +27,8 @@ View adopt_foreign(const Platform& p, Context& ctx, DType t, std::uint64_t len) 
   // The owner object: frees the memory with the driver when the runtime
   // says nobody uses it any more. It keeps the platform (and so the
   // backend) alive until then.
-  Platform keep = p;
   try {
-    return adopt(ctx, ptr, t, len, [keep, ch, ptr] {
+    return adopt(ctx, ptr, t, len, [keep = p, ch, ptr] {
       if (ptr != 0) (void)keep.backend().mem_free(ch, ptr);
     });
   } catch (...) {

@@ -64,17 +64,19 @@ class SmallVector {
   const T* begin() const noexcept { return data(); }
   const T* end() const noexcept { return data() + size_; }
   // Bytes this vector owns beyond its own footprint.
-  std::size_t heap_bytes() const noexcept { return on_heap() ? capacity_ * sizeof(T) : 0; }
+  std::size_t heap_bytes() const noexcept { return on_heap() ? capacity_ * kSlotBytes : 0; }
 
  private:
   static_assert(N > 0 && N <= UINT32_MAX);
+  // T is a pointer in SmallVector<Lease*>: its sizeof is the slot size meant.
+  static constexpr std::size_t kSlotBytes = sizeof(T);  // NOLINT(bugprone-sizeof-expression)
   T* inline_data() noexcept { return reinterpret_cast<T*>(inline_); }
   bool on_heap() const noexcept { return data_ != reinterpret_cast<const T*>(inline_); }
   void grow() { grow_to(std::size_t{capacity_} * 2); }
   void grow_to(std::size_t cap) {
     if (cap > UINT32_MAX) throw std::length_error("SmallVector: more than 2^32-1 elements");
-    T* fresh = static_cast<T*>(::operator new(cap * sizeof(T)));
-    std::memcpy(static_cast<void*>(fresh), data_, size_ * sizeof(T));
+    T* fresh = static_cast<T*>(::operator new(cap * kSlotBytes));
+    std::memcpy(static_cast<void*>(fresh), data_, size_ * kSlotBytes);
     release_heap();
     data_ = fresh;
     capacity_ = static_cast<std::uint32_t>(cap);
@@ -90,7 +92,7 @@ class SmallVector {
   T* data_ = inline_data();
   std::uint32_t size_ = 0;
   std::uint32_t capacity_ = N;
-  alignas(T) unsigned char inline_[N * sizeof(T)];
+  alignas(T) unsigned char inline_[N * kSlotBytes];
 };
 
 }  // namespace tandem::detail
