@@ -35,9 +35,9 @@ class Timeline {
 
   explicit Timeline(std::chrono::nanoseconds interval) : interval_(interval) {}
 
-  // Appends the sample of tick next_tick() (ticks count `interval` from the
-  // start); when the series is full, every other sample goes first and the
-  // kept interval doubles.
+  // Appends the sample of tick next_tick() (ticks of the first interval,
+  // tick(), from the start); when that fills the series, every other sample
+  // goes and the kept interval doubles.
   void add(const TimelineSample& s);
   // The sample of the run's end, whatever its tick (the end is always shown).
   void add_last(const TimelineSample& s);
