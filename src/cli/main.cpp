@@ -5,6 +5,7 @@
 //   tandem validate FILE... [--json]
 //   tandem ops     [--json|--markdown]
 //   tandem run FILE... [--backend B] [--out FILE|DIR] [--repeat N] [--json] [--quiet] [--junit FILE]
+//   tandem report REPORT|FOLDER|BENCH_JSON... -o FILE.html [--title T]
 //   tandem shrink FILE [--backend B|file] [--seed N] [--out PATH] [--max-runs N] [--time-limit S] [--confirm K]
 // Exit codes (exit_codes.hpp): 0 pass, 1 fail, 2 bad command line or invalid
 // scenario, 3 runtime or device error, 4 the requested backend is not available.
@@ -20,6 +21,7 @@
 
 #include "exit_codes.hpp"
 #include "kernels_cmd.hpp"
+#include "report_cmd.hpp"
 #include "run_cmd.hpp"
 #include "shrink_cmd.hpp"
 #include "smoke.hpp"
@@ -156,6 +158,8 @@ struct Request {
   std::string run_backend;
   std::uint64_t run_repeat = 0;
   ShrinkCommand shrink;
+  ReportCommand report;
+  CLI::App* report_app = nullptr;
   CLI::App *devices = nullptr, *smoke = nullptr, *kernels = nullptr, *validate = nullptr, *ops = nullptr,
            *run_app = nullptr, *shrink_app = nullptr;
 };
@@ -213,6 +217,7 @@ void add_subcommands(CLI::App& app, Request& q) {
       ->excludes("--markdown");
   add_run(app, q);
   q.shrink_app = add_shrink(app, q.shrink);
+  q.report_app = add_report(app, q.report);
 }
 
 int dispatch(const Request& q) {
@@ -228,6 +233,7 @@ int dispatch(const Request& q) {
     return run_command(cmd);
   }
   if (*q.shrink_app) return shrink_command(q.shrink);
+  if (*q.report_app) return report_command(q.report);
   if (*q.kernels) {
     const auto list = kernels_json();
     if (q.kernels_as_json || !isatty(STDOUT_FILENO)) {
@@ -259,6 +265,7 @@ int main(int argc, char** argv) {
       "  tandem ops --markdown            the scenario ops and their fields\n"
       "  tandem validate a.json b.json    check scenario files; errors name file and JSON path\n"
       "  tandem shrink fail.json          a minimal file that fails the same way: fail.min.json\n"
+      "  tandem report out/ -o r.html     reports (and bench.json files) as one offline HTML page\n"
       "Exit codes: 0 pass, 1 fail, 2 bad command line or invalid scenario, 3 runtime or device error,\n"
       "4 the requested backend is not available.");
   Request q;

@@ -201,6 +201,7 @@ RunResult Engine::run() {
       }
       rec.vram.baseline_free = session.vram_mark(scenario.device);
       rec.setup_s = std::chrono::duration<double>(Clock::now() - start).count();
+      TimelineSampler sampler(recorder.timeline(), [this] { return memory_sample(); });
       for (repetition_ = 1; repetition_ <= repetitions_; ++repetition_) {
         if (options.progress) options.progress->repetition.store(repetition_);
         session.start_repetition(handles);
@@ -215,6 +216,7 @@ RunResult Engine::run() {
       repetition_ = repetitions_;
       const auto settle_start = Clock::now();
       measure_end();
+      sampler.stop();
       rec.settle_s = std::chrono::duration<double>(Clock::now() - settle_start).count();
     }
   } catch (const Error& e) {
@@ -241,6 +243,20 @@ RunResult Engine::run() {
   if (session.opened()) (void)session.platform().wait_for_retirement(std::chrono::seconds(60));
   session.borrowed().release_late();
   return out;
+}
+
+// The timeline's figures now, summed over the contexts. Never throws (the
+// sampler's thread must not): a failed read is a sample of zeros.
+TimelineSample Engine::memory_sample() const noexcept {
+  TimelineSample t;
+  try {
+    const RuntimeStats s = session.total_stats();
+    t.live_bytes = s.live_bytes;
+    t.in_flight_bytes = s.awaiting_release_bytes + s.released_unproven_bytes;
+    t.pending_submissions = s.pending_submissions;
+  } catch (...) {  // NOLINT(bugprone-empty-catch): zeros say "not read", the run goes on
+  }
+  return t;
 }
 
 // The end of a repetition that borrowed (borrowed.hpp): the run lets go of

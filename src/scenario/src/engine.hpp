@@ -75,6 +75,7 @@ class Engine {
   }
 
  private:
+  [[nodiscard]] TimelineSample memory_sample() const noexcept;
   void exec(const CompiledStep& st, ThreadState& t);
   void init_contents(const CompiledStep& st, ThreadState& t, const View& v);
   void run_body();

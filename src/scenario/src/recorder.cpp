@@ -89,6 +89,7 @@ ojson Recorder::report(const LatencyHistogram* retire_ns, double ns_per_tick) {
   rec_.submit_ns = &submit_ns_;
   rec_.submit_ns_per_tick = ns_per_tick;
   rec_.retire_ns = retire_ns;
+  if (!timeline_.samples().empty()) rec_.timeline = timeline_.json();
   return report_json(rec_);
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "run_record.hpp"
+#include "timeline.hpp"
 #include "tandem/base/guard.hpp"
 #include "tandem/base/mutex.hpp"
 #include "tandem/base/thread_annotations.hpp"
@@ -85,6 +86,8 @@ class Recorder {
   // The run record for the engine's own writes before the first step and
   // after the last (setup, the end), when no step runs: no lock.
   RunRecord& run() noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS { return rec_; }
+  // Memory over time: the engine's sampler fills it (timeline.hpp).
+  Timeline& timeline() noexcept { return timeline_; }
 
   // The report: the threads' counters and histograms (in ticks of
   // `ns_per_tick` ns) summed in.
@@ -98,6 +101,8 @@ class Recorder {
   RunRecord rec_ TANDEM_GUARDED_BY(mu_);
   LatencyHistogram submit_ns_;
   std::unique_ptr<LatencyHistogram[]> step_ns_;  // per op
+  // Every 500 us at first: a short sim run still gets a few samples.
+  Timeline timeline_{std::chrono::microseconds(500)};
 };
 
 }  // namespace tandem::scenario::detail

@@ -1,6 +1,51 @@
 #include "run_record.hpp"
 
+#include <bit>
+#include <map>
+
 namespace tandem::scenario::detail {
+
+namespace {
+
+// The report's bins: 4 per power of two (8 wide below 64), the histogram's
+// own 32 per octave merged, so that a report holds at most ~240 of them.
+std::uint64_t bin_lower(std::uint64_t v) {
+  if (v < 64) return v & ~std::uint64_t{7};
+  const int e = 63 - std::countl_zero(v);
+  return v & ~((std::uint64_t{1} << (e - 2)) - 1);
+}
+std::uint64_t bin_upper(std::uint64_t lo) {
+  if (lo < 64) return lo + 8;
+  const int e = 63 - std::countl_zero(lo);
+  const std::uint64_t hi = lo + (std::uint64_t{1} << (e - 2));
+  return hi < lo ? ~std::uint64_t{0} : hi;
+}
+
+}  // namespace
+
+ojson histogram_json(const LatencyHistogram& h, double unit_per_sample) {
+  std::map<std::uint64_t, std::uint64_t> bins;  // lower bound -> count
+  h.for_each_bucket([&bins](std::uint64_t lo, std::uint64_t, std::uint64_t n) { bins[bin_lower(lo)] += n; });
+  ojson bounds = ojson::array(), counts = ojson::array();
+  if (!bins.empty()) {
+    // Every bin from the first non-empty one to the last, the empty ones too:
+    // bin i is [bounds[i], bounds[i + 1]).
+    const std::uint64_t last = bins.rbegin()->first;
+    std::uint64_t lo = bins.begin()->first;
+    for (;;) {
+      bounds.push_back(static_cast<double>(lo) * unit_per_sample);
+      const auto it = bins.find(lo);
+      counts.push_back(it == bins.end() ? 0 : it->second);
+      const std::uint64_t hi = bin_upper(lo);
+      if (lo == last || hi <= lo) {
+        bounds.push_back(static_cast<double>(hi) * unit_per_sample);
+        break;
+      }
+      lo = hi;
+    }
+  }
+  return {{"bounds", std::move(bounds)}, {"counts", std::move(counts)}};
+}
 
 namespace {
 
@@ -8,7 +53,7 @@ ojson latency_us(const LatencyHistogram* h) {
   if (h == nullptr) return {{"p50", 0.0}, {"p99", 0.0}, {"max", 0.0}, {"samples", 0}};
   auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
   return {{"p50", us(h->quantile(0.50))}, {"p99", us(h->quantile(0.99))}, {"max", us(h->max())},
-          {"samples", h->count()}};
+          {"samples", h->count()}, {"histogram", histogram_json(*h, 1e-3)}};
 }
 
 }  // namespace
@@ -30,7 +75,7 @@ ojson report_json(const RunRecord& r) {
       return static_cast<std::uint64_t>(static_cast<double>(ticks) * r.submit_ns_per_tick + 0.5);
     };
     submit = {{"p50", ns(r.submit_ns->quantile(0.50))}, {"p99", ns(r.submit_ns->quantile(0.99))},
-              {"max", ns(r.submit_ns->max())}};
+              {"max", ns(r.submit_ns->max())}, {"histogram", histogram_json(*r.submit_ns, r.submit_ns_per_tick)}};
   }
   const double lps = r.body_seconds > 0 ? static_cast<double>(r.launches) / r.body_seconds : 0.0;
   auto vram_json = [](const VramRecord& v) {
@@ -47,7 +92,7 @@ ojson report_json(const RunRecord& r) {
     }
     vram["devices"] = std::move(devices);
   }
-  return {{"format", "tandem.report/1"},
+  ojson report = {{"format", "tandem.report/1"},
           {"tool", r.tool},
           {"scenario", r.scenario},
           {"backend", r.backend},
@@ -76,6 +121,8 @@ ojson report_json(const RunRecord& r) {
           {"notes", r.notes},
           {"step_latency_ns", r.step_latency_ns},
           {"step_notes", r.step_notes}};
+  if (!r.timeline.is_null()) report["timeline"] = r.timeline;
+  return report;
 }
 
 }  // namespace tandem::scenario::detail

@@ -75,8 +75,14 @@ struct RunRecord {
   ojson step_latency_ns = ojson::object();
   // What `note` steps wrote (extension).
   ojson step_notes = ojson::array();
+  // Memory and work in flight over the run, sampled (extension; null: none).
+  ojson timeline;
 };
 
 [[nodiscard]] ojson report_json(const RunRecord& r);
+
+// {"bounds": [...], "counts": [...]}: bin i holds counts[i] samples in
+// [bounds[i], bounds[i + 1]), the bounds in samples x `unit_per_sample`.
+[[nodiscard]] ojson histogram_json(const LatencyHistogram& h, double unit_per_sample);
 
 }  // namespace tandem::scenario::detail

@@ -196,6 +196,8 @@ RuntimeStats Session::total_stats() const {
     t.submissions_total += s.submissions_total;
     t.uniqueness_checks += s.uniqueness_checks;
     t.streams += s.streams;
+    t.awaiting_release_bytes += s.awaiting_release_bytes;
+    t.released_unproven_bytes += s.released_unproven_bytes;
   }
   return t;
 }

@@ -37,6 +37,15 @@ class LatencyHistogram {
   }
   [[nodiscard]] std::uint64_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t max() const noexcept { return max_.load(std::memory_order_relaxed); }
+  // Calls f(lo, hi, count) for each non-empty bucket [lo, hi), in order of
+  // lo (a report draws the distribution from them).
+  template <class F>
+  void for_each_bucket(F&& f) const {
+    for (std::size_t i = 0; i < kBuckets; ++i) {
+      const std::uint64_t n = buckets_[i].load(std::memory_order_relaxed);
+      if (n != 0) f(lower(i), lower(i) + width(i), n);
+    }
+  }
   // The value below which `q` (0..1) of the samples lie (a bucket's
   // midpoint; exact below 64 ns). 0 when empty.
   [[nodiscard]] std::uint64_t quantile(double q) const noexcept {
@@ -64,11 +73,19 @@ class LatencyHistogram {
   }
   static std::uint64_t midpoint(std::size_t i) noexcept {
     if (i < kLinear) return i;
+    return lower(i) + width(i) / 2;
+  }
+  static std::uint64_t lower(std::size_t i) noexcept {
+    if (i < kLinear) return i;
     const std::size_t k = i - kLinear;
     const int e = static_cast<int>(k >> kSubBits) + kSubBits + 1;
     const std::uint64_t sub = k & ((1U << kSubBits) - 1);
-    const std::uint64_t lo = (std::uint64_t{1} << e) + (sub << (e - kSubBits));
-    return lo + (std::uint64_t{1} << (e - kSubBits)) / 2;
+    return (std::uint64_t{1} << e) + (sub << (e - kSubBits));
+  }
+  static std::uint64_t width(std::size_t i) noexcept {
+    if (i < kLinear) return 1;
+    const int e = static_cast<int>((i - kLinear) >> kSubBits) + kSubBits + 1;
+    return std::uint64_t{1} << (e - kSubBits);
   }
 
   std::array<std::atomic<std::uint64_t>, kBuckets> buckets_{};
