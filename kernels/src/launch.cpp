@@ -59,22 +59,24 @@ namespace {
 // remembered dimensions and bytes, its views' pointers written in. Null
 // for anything else, which the full path below checks (and refuses with
 // its messages).
-void** repeat(detail::LaunchMemo& memo, const KernelEntry& entry, std::span<const Arg> args,
-              const std::optional<driver::Dim3>& grid, const std::optional<driver::Dim3>& block,
-              Slots<ViewAccess>& accesses, std::size_t& views) noexcept {
+const detail::RememberedLaunch* repeat(detail::LaunchMemo& memo_of, const KernelEntry& entry, std::span<const Arg> args,
+                                       const std::optional<driver::Dim3>& grid,
+                                       const std::optional<driver::Dim3>& block, Slots<ViewAccess>& accesses,
+                                       std::size_t& views) noexcept {
   const std::size_t n = args.size();
-  if (!memo.may_repeat(entry, n, grid, block)) return nullptr;
+  detail::RememberedLaunch* memo = memo_of.find(entry);
+  if (memo == nullptr || !memo->may_repeat(entry, n, grid, block)) return nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     const ParamSpec& p = entry.params[i];
     const Arg& a = args[i];
     if (p.kind == ArgKind::view) {
-      if (!a.view || !a.view->valid() || !memo.repoint(i, *a.view)) return nullptr;
+      if (!a.view || !a.view->valid() || !memo->repoint(i, *a.view)) return nullptr;
       accesses.make(views++, ViewAccess{a.view, access_of(p)});
-    } else if (a.view || !memo.same_scalar(i, a.scalar)) {
+    } else if (a.view || !memo->same_scalar(i, a.scalar)) {
       return nullptr;
     }
   }
-  return memo.params();
+  return memo;
 }
 
 }  // namespace
@@ -85,8 +87,8 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
   thread_local detail::LaunchMemo memo;
   Slots<ViewAccess> accesses;
   std::size_t views = 0;
-  if (void** params = repeat(memo, entry, args, grid, block, accesses, views)) {
-    return tandem::launch(stream, *entry.symbol, memo.dims(), params, {accesses.data(), views});
+  if (const detail::RememberedLaunch* known = repeat(memo, entry, args, grid, block, accesses, views)) {
+    return tandem::launch(stream, *entry.symbol, known->dims(), known->params(), {accesses.data(), views});
   }
   const std::size_t n = entry.params.size();
   if (args.size() != n) {
@@ -122,7 +124,7 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
   if (std::string why = launch_dims(entry, shape_span, grid, block, dims); !why.empty()) fail(entry, why);
   PackedParams packed;
   if (std::string why = pack_params(entry, arg_span, packed); !why.empty()) fail(entry, why);
-  memo.remember(entry, shape_span, arg_span, grid, block, dims, packed);
+  memo.place_for(entry).remember(entry, shape_span, arg_span, grid, block, dims, packed);
   return tandem::launch(stream, *entry.symbol, dims, packed.pointers(), {accesses.data(), views});
 }
 

@@ -11,8 +11,9 @@
 // shapes, the launch arguments and the packed bytes another 370. Anything
 // that differs (another kernel, a shape, a stride, a dtype, a scalar, grid
 // or block) takes the full path again, and so gets its errors from it.
-// Thread-local: no lock, no sharing, nothing to invalidate (catalog entries
-// live for the process).
+// A few launches are remembered, one per kernel: loops alternate kernels
+// (the sustained-load loop: SIMT fill, Tile scale). Thread-local: no lock,
+// no sharing, nothing to invalidate (catalog entries live for the process).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +27,8 @@
 
 namespace tandem::kernels::detail {
 
-class LaunchMemo {
+// One remembered launch.
+class RememberedLaunch {
  public:
   // Whether a launch of `e` with n arguments, `grid` and `block` may be the
   // remembered one; the arguments are then compared one by one.
@@ -88,6 +90,32 @@ class LaunchMemo {
   driver::LaunchDims dims_;
   PackedParams packed_;
   void** params_ = nullptr;
+
+  friend class LaunchMemo;
+};
+
+class LaunchMemo {
+ public:
+  static constexpr std::size_t kLaunches = 4;
+
+  // The remembered launch of `e` (null if none).
+  [[nodiscard]] RememberedLaunch* find(const KernelEntry& e) noexcept {
+    for (RememberedLaunch& r : launches_) {
+      if (r.entry_ == &e) return &r;
+    }
+    return nullptr;
+  }
+  // Where to remember a launch of `e`: its own place, or the next in turn.
+  [[nodiscard]] RememberedLaunch& place_for(const KernelEntry& e) noexcept {
+    if (RememberedLaunch* r = find(e)) return *r;
+    RememberedLaunch& r = launches_[next_];
+    next_ = (next_ + 1) % kLaunches;
+    return r;
+  }
+
+ private:
+  RememberedLaunch launches_[kLaunches];
+  std::size_t next_ = 0;
 };
 
 }  // namespace tandem::kernels::detail

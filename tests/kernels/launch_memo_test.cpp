@@ -87,6 +87,23 @@ TEST_F(LaunchMemo, ARepeatOnOtherViewsOfTheSameShapesReadsAndWritesThoseViews) {
   ASSERT_TRUE(ctx_.wait_for_retirement(std::chrono::seconds(30)));
 }
 
+TEST_F(LaunchMemo, KernelsLaunchedInTurnEachRepeatWithTheirOwnBytes) {
+  ASSERT_NE(copy_, nullptr);
+  ASSERT_NE(fill_, nullptr);
+  const View a = filled(1.0F), b = filled(0.0F), c = filled(4.0F), d = filled(0.0F);
+  for (int round = 0; round < 3; ++round) {  // copy, fill, copy, fill...: both remembered at once
+    const View& from = round % 2 == 0 ? a : c;
+    const View& to = round % 2 == 0 ? b : d;
+    const k::Arg copy_args[] = {k::Arg::of(from), k::Arg::of(to)};
+    (void)k::launch(s_, *copy_, copy_args);
+    const View other = filled(static_cast<float>(10 + round));
+    EXPECT_EQ(floats(other), std::vector<float>(256, static_cast<float>(10 + round))) << "round " << round;
+  }
+  EXPECT_EQ(floats(b), std::vector<float>(256, 1.0F));
+  EXPECT_EQ(floats(d), std::vector<float>(256, 4.0F));
+  ASSERT_TRUE(ctx_.wait_for_retirement(std::chrono::seconds(30)));
+}
+
 TEST_F(LaunchMemo, ARepeatWithAnotherScalarRunsWithThatScalar) {
   ASSERT_NE(fill_, nullptr);
   const View v = filled(1.0F);  // remembered with 1
