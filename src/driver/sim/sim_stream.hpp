@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "sim_clock.hpp"
 #include "sim_events.hpp"
 #include "sim_executor.hpp"
 #include "sim_ops.hpp"
@@ -45,6 +46,9 @@ class Stream {
   Status synchronize() TANDEM_EXCLUDES(mu_);
   // ok | not_ready | not_permitted (capturing).
   Status query() TANDEM_EXCLUDES(mu_);
+  // The clock of the last operation that completed here: what a host that
+  // found this stream idle has observed.
+  [[nodiscard]] VectorClock completed_clock() const TANDEM_EXCLUDES(mu_);
 
   Status begin_capture() TANDEM_EXCLUDES(mu_);                         // not_permitted if already capturing
   Status end_capture(std::vector<Command>& out) TANDEM_EXCLUDES(mu_);  // invalid_value if not
@@ -60,6 +64,13 @@ class Stream {
   void join();
 
  private:
+  // An op and the host's clock when it was submitted: the host's earlier
+  // observations happen before it.
+  struct Queued {
+    Op op;
+    ClockSnapshot host;
+  };
+
   void worker_loop() TANDEM_EXCLUDES(mu_);
   void enqueue(Command command) TANDEM_REQUIRES(mu_);
 
@@ -72,7 +83,8 @@ class Stream {
   mutable base::Mutex mu_;
   std::condition_variable work_cv_;  // under mu_: queue_ not empty, or closing_
   std::condition_variable idle_cv_;  // under mu_: queue_ empty and !running_
-  std::deque<Op> queue_ TANDEM_GUARDED_BY(mu_);
+  std::deque<Queued> queue_ TANDEM_GUARDED_BY(mu_);
+  VectorClock completed_ TANDEM_GUARDED_BY(mu_);
   bool running_ TANDEM_GUARDED_BY(mu_) = false;  // the worker is running an op
   bool closing_ TANDEM_GUARDED_BY(mu_) = false;
   bool finished_ TANDEM_GUARDED_BY(mu_) = false;  // the worker has left its loop
@@ -80,6 +92,8 @@ class Stream {
   std::vector<Command> captured_ TANDEM_GUARDED_BY(mu_);
   std::chrono::microseconds delay_ TANDEM_GUARDED_BY(mu_){0};
 
+  VectorClock clock_;           // the worker's own: what its next op has seen
+  ClockSnapshot host_joined_;  // the worker's own: the host clock last joined
   std::thread worker_;  // started and joined by the owner; never touched by the worker
 };
 

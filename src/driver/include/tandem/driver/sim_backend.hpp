@@ -142,6 +142,9 @@ class SimBackend final : public Backend {
   void fail_nth_copy(std::uint64_t n);
   [[nodiscard]] std::vector<Violation> violations() const;
   [[nodiscard]] std::uint64_t violation_count() const noexcept;
+  // Byte ranges the happens-before race check remembers accesses of; a
+  // block's are forgotten when it is freed.
+  [[nodiscard]] std::size_t race_check_ranges() const;
   // Live device allocations and their bytes, per the sim's own accounting
   // (a block whose free is queued is live until the free runs, even when a
   // newer block reuses its bytes: the sum may exceed the capacity).
