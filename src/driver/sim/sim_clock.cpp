@@ -43,6 +43,11 @@ bool VectorClock::join(const VectorClock& other) {
   return grew;
 }
 
+bool VectorClock::covers_all(const VectorClock& other) const noexcept {
+  return std::all_of(other.ticks_.begin(), other.ticks_.end(),
+                     [&](const auto& entry) { return entry.second <= at(entry.first); });
+}
+
 ClockSnapshot HostClock::snapshot() const {
   base::Lock lock(mu_);
   return now_;
@@ -50,10 +55,12 @@ ClockSnapshot HostClock::snapshot() const {
 
 void HostClock::join(const VectorClock& seen) {
   base::Lock lock(mu_);
-  auto next = std::make_shared<VectorClock>(*now_);
-  if (next->join(seen)) {
-    now_ = std::move(next);
+  if (now_->covers_all(seen)) {
+    return;  // nothing new (a retirement thread polling a completed event)
   }
+  auto next = std::make_shared<VectorClock>(*now_);
+  next->join(seen);
+  now_ = std::move(next);
 }
 
 VectorClock HostClock::tick(Epoch& epoch) {

@@ -39,6 +39,8 @@ class VectorClock {
   Epoch tick(std::uint64_t stream);
   // Componentwise maximum; returns whether anything grew.
   bool join(const VectorClock& other);
+  // Everything `other` has seen, this clock has seen too.
+  [[nodiscard]] bool covers_all(const VectorClock& other) const noexcept;
   // `e` happened before (or is) what this clock has seen.
   [[nodiscard]] bool covers(const Epoch& e) const noexcept { return e.tick <= at(e.stream); }
 
