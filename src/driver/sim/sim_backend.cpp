@@ -474,11 +474,12 @@ Result SimBackend::stream_synchronize(ContextHandle ctx, StreamHandle s) noexcep
   if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
     return r;
   }
-  if (stream->synchronize() == Status::not_permitted) {
+  sim::VectorClock seen;
+  if (stream->synchronize(&seen) == Status::not_permitted) {
     return fail(api, Status::not_permitted,
                 sim::stream_name(stream->id()) + " is capturing: it cannot be synchronized");
   }
-  impl_->host_clock.join(stream->completed_clock());
+  impl_->host_clock.join(seen);
   return succeeded(api);
 }
 
@@ -488,12 +489,13 @@ Result SimBackend::stream_query(ContextHandle ctx, StreamHandle s) noexcept {
   if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
     return r;
   }
-  const Status status = stream->query();
+  sim::VectorClock seen;
+  const Status status = stream->query(&seen);
   if (status == Status::not_permitted) {
     return fail(api, status, sim::stream_name(stream->id()) + " is capturing: it cannot be queried");
   }
   if (status == Status::ok) {
-    impl_->host_clock.join(stream->completed_clock());
+    impl_->host_clock.join(seen);
   }
   return reported(api, status);
 }

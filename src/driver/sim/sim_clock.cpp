@@ -29,23 +29,40 @@ Epoch VectorClock::tick(std::uint64_t stream) {
 }
 
 bool VectorClock::join(const VectorClock& other) {
-  bool grew = false;
-  for (const auto& [stream, tick] : other.ticks_) {
-    auto it = find(ticks_, stream);
-    if (it == ticks_.end() || it->first != stream) {
-      ticks_.insert(it, {stream, tick});
-      grew = true;
-    } else if (it->second < tick) {
-      it->second = tick;
-      grew = true;
+  if (covers_all(other)) {
+    return false;
+  }
+  // One linear merge of the two sorted lists.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> merged;
+  merged.reserve(ticks_.size() + other.ticks_.size());
+  auto a = ticks_.begin();
+  auto b = other.ticks_.begin();
+  while (a != ticks_.end() || b != other.ticks_.end()) {
+    if (b == other.ticks_.end() || (a != ticks_.end() && a->first < b->first)) {
+      merged.push_back(*a++);
+    } else if (a == ticks_.end() || b->first < a->first) {
+      merged.push_back(*b++);
+    } else {
+      merged.emplace_back(a->first, std::max(a->second, b->second));
+      ++a;
+      ++b;
     }
   }
-  return grew;
+  ticks_ = std::move(merged);
+  return true;
 }
 
 bool VectorClock::covers_all(const VectorClock& other) const noexcept {
-  return std::all_of(other.ticks_.begin(), other.ticks_.end(),
-                     [&](const auto& entry) { return entry.second <= at(entry.first); });
+  auto a = ticks_.begin();
+  for (const auto& [stream, tick] : other.ticks_) {
+    while (a != ticks_.end() && a->first < stream) {
+      ++a;
+    }
+    if (a == ticks_.end() || a->first != stream || a->second < tick) {
+      return false;
+    }
+  }
+  return true;
 }
 
 ClockSnapshot HostClock::snapshot() const {

@@ -48,7 +48,6 @@ void Stream::worker_loop() {
     }
     base::Lock lock(mu_);
     running_ = false;
-    completed_ = clock_;
     // A record completes here, under mu_, together with the idle state: once
     // an event is seen complete, a query of its stream sees the work done too.
     if (marker != nullptr) {
@@ -104,7 +103,7 @@ void Stream::submit_all(const std::vector<Command>& commands) {
   }
 }
 
-Status Stream::synchronize() {
+Status Stream::synchronize(VectorClock* seen) {
   base::Lock lock(mu_);
   if (capturing_) {
     return Status::not_permitted;
@@ -112,15 +111,24 @@ Status Stream::synchronize() {
   while (!queue_.empty() || running_) {
     lock.wait(idle_cv_);
   }
+  if (seen != nullptr) {
+    *seen = clock_;
+  }
   return Status::ok;
 }
 
-Status Stream::query() {
+Status Stream::query(VectorClock* seen) {
   base::Lock lock(mu_);
   if (capturing_) {
     return Status::not_permitted;
   }
-  return queue_.empty() && !running_ ? Status::ok : Status::not_ready;
+  if (!queue_.empty() || running_) {
+    return Status::not_ready;
+  }
+  if (seen != nullptr) {
+    *seen = clock_;
+  }
+  return Status::ok;
 }
 
 Status Stream::begin_capture() {
@@ -140,11 +148,6 @@ Status Stream::end_capture(std::vector<Command>& out) {
   capturing_ = false;
   out = std::exchange(captured_, {});
   return Status::ok;
-}
-
-VectorClock Stream::completed_clock() const {
-  base::Lock lock(mu_);
-  return completed_;
 }
 
 bool Stream::capturing() const {

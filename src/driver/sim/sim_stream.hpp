@@ -43,12 +43,11 @@ class Stream {
   void submit_all(const std::vector<Command>& commands) TANDEM_EXCLUDES(mu_);
 
   // ok when the queue is empty and idle; not_permitted while capturing.
-  Status synchronize() TANDEM_EXCLUDES(mu_);
-  // ok | not_ready | not_permitted (capturing).
-  Status query() TANDEM_EXCLUDES(mu_);
-  // The clock of the last operation that completed here: what a host that
-  // found this stream idle has observed.
-  [[nodiscard]] VectorClock completed_clock() const TANDEM_EXCLUDES(mu_);
+  // When ok and `seen` is given, it gets the stream's clock as it went idle:
+  // what the host has now observed.
+  Status synchronize(VectorClock* seen = nullptr) TANDEM_EXCLUDES(mu_);
+  // ok | not_ready | not_permitted (capturing); `seen` as for synchronize.
+  Status query(VectorClock* seen = nullptr) TANDEM_EXCLUDES(mu_);
 
   Status begin_capture() TANDEM_EXCLUDES(mu_);                         // not_permitted if already capturing
   Status end_capture(std::vector<Command>& out) TANDEM_EXCLUDES(mu_);  // invalid_value if not
@@ -84,7 +83,6 @@ class Stream {
   std::condition_variable work_cv_;  // under mu_: queue_ not empty, or closing_
   std::condition_variable idle_cv_;  // under mu_: queue_ empty and !running_
   std::deque<Queued> queue_ TANDEM_GUARDED_BY(mu_);
-  VectorClock completed_ TANDEM_GUARDED_BY(mu_);
   bool running_ TANDEM_GUARDED_BY(mu_) = false;  // the worker is running an op
   bool closing_ TANDEM_GUARDED_BY(mu_) = false;
   bool finished_ TANDEM_GUARDED_BY(mu_) = false;  // the worker has left its loop
@@ -92,7 +90,9 @@ class Stream {
   std::vector<Command> captured_ TANDEM_GUARDED_BY(mu_);
   std::chrono::microseconds delay_ TANDEM_GUARDED_BY(mu_){0};
 
-  VectorClock clock_;           // the worker's own: what its next op has seen
+  // What its next op has seen. The worker changes it only while running_
+  // (set under mu_), so under mu_ with the stream idle anyone may read it.
+  VectorClock clock_;
   ClockSnapshot host_joined_;  // the worker's own: the host clock last joined
   std::thread worker_;  // started and joined by the owner; never touched by the worker
 };
