@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // allocate.cpp — stream-ordered allocation, and allocation under pressure
 // (spec/runtime.md §6, "Allocation under pressure").
 #include <limits>
@@ -116,9 +117,10 @@ driver::Result place_under_pressure(detail::StreamState& s, std::uint64_t bytes,
             " ms for work in flight; context " + std::to_string(ctx.id) + " holds " +
             std::to_string(st.live_allocations) + " live allocations (" + std::to_string(st.live_bytes) +
             " bytes), of which " + std::to_string(st.awaiting_release_bytes) +
-            " bytes are dropped and held by work in flight and " + std::to_string(st.released_unproven_bytes) +
-            " bytes are released but not yet proven freed; " + std::to_string(st.quarantined_bytes) +
-            " bytes are quarantined; " + std::to_string(st.pending_submissions) + " submissions in flight";
+            " bytes are dropped and held by work in flight and " +
+            std::to_string(st.released_unproven_bytes) + " bytes are released but not yet proven freed; " +
+            std::to_string(st.quarantined_bytes) + " bytes are quarantined; " +
+            std::to_string(st.pending_submissions) + " submissions in flight";
   }
   ctx.fail(r, r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver, what);
 }

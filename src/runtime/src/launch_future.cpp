@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/launch_future.hpp"
 
 #include "deadline.hpp"
@@ -37,9 +38,12 @@ std::uint64_t LaunchFuture::id() const noexcept { return s_ ? s_->id : 0; }
 SubmissionStatus LaunchFuture::status() const noexcept {
   if (!s_) return SubmissionStatus::retired;
   switch (s_->state.load(std::memory_order_acquire)) {
-    case detail::SubmissionState::pending: return SubmissionStatus::pending;
-    case detail::SubmissionState::retired: return SubmissionStatus::retired;
-    case detail::SubmissionState::quarantined: return SubmissionStatus::quarantined;
+    case detail::SubmissionState::pending:
+      return SubmissionStatus::pending;
+    case detail::SubmissionState::retired:
+      return SubmissionStatus::retired;
+    case detail::SubmissionState::quarantined:
+      return SubmissionStatus::quarantined;
   }
   return SubmissionStatus::pending;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <string>
 
 #include "deadline.hpp"
@@ -44,9 +45,7 @@ Platform Platform::cuda() {
   return make(std::move(b));
 }
 
-Platform Platform::sim(const driver::SimConfig& config) {
-  return make(driver::make_sim_backend(config));
-}
+Platform Platform::sim(const driver::SimConfig& config) { return make(driver::make_sim_backend(config)); }
 
 Platform Platform::with_backend(std::unique_ptr<driver::Backend> backend) {
   if (!backend) throw Error(ErrorCode::invalid_handle, "Platform::with_backend without a backend");
@@ -55,9 +54,12 @@ Platform Platform::with_backend(std::unique_ptr<driver::Backend> backend) {
 
 Platform Platform::open(BackendKind kind, const driver::SimConfig& sim_config) {
   switch (kind) {
-    case BackendKind::cuda: return cuda();
-    case BackendKind::sim: return sim(sim_config);
-    case BackendKind::automatic: break;
+    case BackendKind::cuda:
+      return cuda();
+    case BackendKind::sim:
+      return sim(sim_config);
+    case BackendKind::automatic:
+      break;
   }
   std::string why;
   if (std::unique_ptr<driver::Backend> b = driver::load_cuda_backend(why)) return make(std::move(b));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/stream.hpp"
 
 #include "context_state.hpp"
@@ -18,7 +19,8 @@ Stream Stream::create(const Context& ctx) {
 
 Stream Stream::borrow(const Context& ctx, driver::StreamHandle handle) {
   if (!handle) throw Error(ErrorCode::invalid_handle, "borrowing a null stream handle");
-  return Stream(detail::Ref<detail::StreamState>::adopt(detail::StreamState::create(*ctx.state(), handle, false)));
+  return Stream(
+      detail::Ref<detail::StreamState>::adopt(detail::StreamState::create(*ctx.state(), handle, false)));
 }
 
 std::uint64_t Stream::id() const noexcept { return s_->id; }

@@ -1,5 +1,4 @@
-#include "view_factory.hpp"
-
+// SPDX-License-Identifier: Apache-2.0
 #include <limits>
 #include <string>
 
@@ -13,14 +12,13 @@
 #include "tandem/errors.hpp"
 #include "tandem/launch.hpp"
 #include "tandem/stream.hpp"
+#include "view_factory.hpp"
 
 namespace tandem {
 
 namespace {
 
-std::string alloc_name(const detail::AllocationState* a) {
-  return "allocation " + std::to_string(a->id);
-}
+std::string alloc_name(const detail::AllocationState* a) { return "allocation " + std::to_string(a->id); }
 
 std::string shape_text(std::span<const std::int64_t> shape) {
   std::string s = "[";
@@ -58,8 +56,13 @@ View make_view(detail::AllocationState* a, DType dtype, std::uint64_t offset, st
 }
 
 View::View(View&& o) noexcept
-    : alloc_(std::exchange(o.alloc_, nullptr)), offset_(o.offset_), dtype_(o.dtype_),
-      rank_(o.rank_), tensor_(o.tensor_), atomic_(o.atomic_), shape_(o.shape_),
+    : alloc_(std::exchange(o.alloc_, nullptr)),
+      offset_(o.offset_),
+      dtype_(o.dtype_),
+      rank_(o.rank_),
+      tensor_(o.tensor_),
+      atomic_(o.atomic_),
+      shape_(o.shape_),
       strides_(o.strides_) {}
 
 View& View::operator=(View&& o) noexcept {
@@ -106,10 +109,9 @@ void View::require_unique(const char* what) const {
   require_valid(what);
   if (base::mutant(base::Mutant::transfer_ignores_aliases)) return;
   if (!is_unique()) {
-    throw Error(ErrorCode::aliased,
-                std::string(what) + " needs the only view of " + alloc_name(alloc_) + ", which has " +
-                    std::to_string(alloc_->views()) + " views and " + std::to_string(alloc_->graphs()) +
-                    " graph references");
+    throw Error(ErrorCode::aliased, std::string(what) + " needs the only view of " + alloc_name(alloc_) +
+                                        ", which has " + std::to_string(alloc_->views()) + " views and " +
+                                        std::to_string(alloc_->graphs()) + " graph references");
   }
 }
 
@@ -175,10 +177,9 @@ View View::slice(std::uint64_t offset, std::uint64_t len) const {
   if (tensor_) throw Error(ErrorCode::unsupported, "slice of a tensor: use a tensor view with ranges");
   const std::uint64_t count = element_count();
   if (offset > count || len > count - offset) {
-    throw Error(ErrorCode::out_of_range, "slice [" + std::to_string(offset) + ", " +
-                                             std::to_string(offset) + " + " + std::to_string(len) +
-                                             ") of a " + std::to_string(count) + "-element view of " +
-                                             alloc_name(alloc_));
+    throw Error(ErrorCode::out_of_range, "slice [" + std::to_string(offset) + ", " + std::to_string(offset) +
+                                             " + " + std::to_string(len) + ") of a " + std::to_string(count) +
+                                             "-element view of " + alloc_name(alloc_));
   }
   View v = derive(offset_ + offset * element_size(), false);
   v.set_buffer(len);
@@ -209,9 +210,8 @@ std::pair<View, View> View::split_at(std::uint64_t k) && {
   if (tensor_) throw Error(ErrorCode::unsupported, "split_at of a tensor: convert it to a buffer first");
   const std::uint64_t count = element_count();
   if (k > count) {
-    throw Error(ErrorCode::out_of_range, "split at " + std::to_string(k) + " of a " +
-                                             std::to_string(count) + "-element view of " +
-                                             alloc_name(alloc_));
+    throw Error(ErrorCode::out_of_range, "split at " + std::to_string(k) + " of a " + std::to_string(count) +
+                                             "-element view of " + alloc_name(alloc_));
   }
   View second = derive(offset_ + k * element_size(), false);
   second.set_buffer(count - k);
@@ -226,10 +226,9 @@ View View::to_tensor(std::span<const std::int64_t> shape) && {
   if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "to_tensor of a strided view");
   const std::uint64_t n = checked_product(shape);
   if (n != element_count()) {
-    throw Error(ErrorCode::out_of_range, "to_tensor with shape " + shape_text(shape) + " (" +
-                                             std::to_string(n) + " elements) of a " +
-                                             std::to_string(element_count()) + "-element buffer of " +
-                                             alloc_name(alloc_));
+    throw Error(ErrorCode::out_of_range,
+                "to_tensor with shape " + shape_text(shape) + " (" + std::to_string(n) + " elements) of a " +
+                    std::to_string(element_count()) + "-element buffer of " + alloc_name(alloc_));
   }
   require_unique("to_tensor (an ownership transfer)");
   View t(std::move(*this));
@@ -271,8 +270,8 @@ View View::tensor_view(std::optional<std::span<const std::int64_t>> shape,
   View v = derive(offset_, true);
   if (shape) {
     if (!is_contiguous()) {
-      throw Error(ErrorCode::non_contiguous, "reshape of a non-contiguous tensor view with shape " +
-                                                 shape_text(this->shape()));
+      throw Error(ErrorCode::non_contiguous,
+                  "reshape of a non-contiguous tensor view with shape " + shape_text(this->shape()));
     }
     if (checked_product(*shape) != element_count()) {
       throw Error(ErrorCode::out_of_range, "reshape from " + shape_text(this->shape()) + " to " +
@@ -289,10 +288,10 @@ View View::tensor_view(std::optional<std::span<const std::int64_t>> shape,
     for (int k = 0; k < v.rank_; ++k) {
       const DimRange r = (*ranges)[k];
       if (r.begin < 0 || r.end < r.begin || r.end > v.shape_[k]) {
-        throw Error(ErrorCode::out_of_range,
-                    "range [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
-                        ") of dimension " + std::to_string(k) + " (size " +
-                        std::to_string(v.shape_[k]) + ") of " + alloc_name(alloc_));
+        throw Error(ErrorCode::out_of_range, "range [" + std::to_string(r.begin) + ", " +
+                                                 std::to_string(r.end) + ") of dimension " +
+                                                 std::to_string(k) + " (size " + std::to_string(v.shape_[k]) +
+                                                 ") of " + alloc_name(alloc_));
       }
       offset += static_cast<std::uint64_t>(r.begin * v.strides_[k]) * element_size();
       v.shape_[k] = r.end - r.begin;
@@ -305,7 +304,8 @@ View View::tensor_view(std::optional<std::span<const std::int64_t>> shape,
 View View::reinterpret(DType to) && {
   require_valid("reinterpret");
   if (to == DType::boolean) {
-    throw Error(ErrorCode::invalid_dtype, "reinterpret to bool: bytes must be validated, use to_bool_checked");
+    throw Error(ErrorCode::invalid_dtype,
+                "reinterpret to bool: bytes must be validated, use to_bool_checked");
   }
   if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "reinterpret of a strided view");
   const std::uint64_t bytes = element_count() * element_size();
@@ -313,9 +313,9 @@ View View::reinterpret(DType to) && {
   const std::int64_t last = shape_[rank_ - 1] * element_size();
   if (bytes % size != 0 || offset_ % size != 0 || last % size != 0) {
     throw Error(ErrorCode::out_of_range,
-                "reinterpret of " + std::to_string(bytes) + " bytes at offset " +
-                    std::to_string(offset_) + " of " + alloc_name(alloc_) + " as " +
-                    std::string(dtype_name(to)) + " (" + std::to_string(size) +
+                "reinterpret of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset_) +
+                    " of " + alloc_name(alloc_) + " as " + std::string(dtype_name(to)) + " (" +
+                    std::to_string(size) +
                     "-byte elements): the length and offset must be multiples of the new size");
   }
   require_unique("reinterpret (a change of element type)");
@@ -330,8 +330,8 @@ View View::reinterpret(DType to) && {
 View View::to_bool_checked(StreamRef stream) && {
   require_valid("to_bool_checked");
   if (dtype_ != DType::u8 && dtype_ != DType::i8) {
-    throw Error(ErrorCode::invalid_dtype, "a bool view is made from u8 or i8 bytes, not " +
-                                              std::string(dtype_name(dtype_)));
+    throw Error(ErrorCode::invalid_dtype,
+                "a bool view is made from u8 or i8 bytes, not " + std::string(dtype_name(dtype_)));
   }
   require_unique("conversion to bool (a change of element type)");
   const std::vector<std::byte> bytes = read_back(stream, *this);
@@ -339,7 +339,8 @@ View View::to_bool_checked(StreamRef stream) && {
     const auto b = std::to_integer<unsigned>(bytes[i]);
     if (b > 1) {
       throw Error(ErrorCode::invalid_dtype, "byte " + std::to_string(i) + " of " + alloc_name(alloc_) +
-                                                " is " + std::to_string(b) + ", not 0 or 1: not a valid bool");
+                                                " is " + std::to_string(b) +
+                                                ", not 0 or 1: not a valid bool");
     }
   }
   View v(std::move(*this));
@@ -362,7 +363,8 @@ View adopt(const Context& ctx, driver::DevicePtr ptr, DType dtype, std::uint64_t
   detail::ContextState& c = *ctx.state();
   if (count > std::numeric_limits<std::uint64_t>::max() / dtype_size(dtype)) {
     throw Error(ErrorCode::out_of_range, "adopting " + std::to_string(count) + " elements of " +
-                                             std::string(dtype_name(dtype)) + ": the byte size overflows 64 bits");
+                                             std::string(dtype_name(dtype)) +
+                                             ": the byte size overflows 64 bits");
   }
   const std::uint64_t bytes = count * dtype_size(dtype);
   if (bytes > detail::Lease::kMaxBytes) {  // a lease's range is 48 bits (submission.hpp)
