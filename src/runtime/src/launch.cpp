@@ -6,6 +6,7 @@
 
 #include "allocation_state.hpp"
 #include "context_state.hpp"
+#include "record_hook.hpp"
 #include "stream_state.hpp"
 #include "submit.hpp"
 #include "tandem/detail/launch_phases.hpp"
@@ -139,6 +140,9 @@ LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
                           static_cast<std::uint32_t>(reqs.size()), enqueue, symbol.name, {}, true};
   LaunchFuture future = finish(s, spec);
   TANDEM_LAUNCH_PHASE(finish);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] {
+    r->on_launch(stream, symbol, dims, params, accesses, future.id());
+  }
   return future;
 }
 
@@ -202,7 +206,9 @@ LaunchFuture copy(StreamRef stream, const View& src, const View& dst) {
     return bytes ? b.memcpy_async(s.ctx->handle, to, from, bytes, h) : driver::kOk;
   };
   detail::SubmitSpec spec{detail::SubmissionKind::copy, reqs, n, enqueue, "copy", {}, true};
-  return finish(s, spec);
+  LaunchFuture f = finish(s, spec);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_copy(stream, src, dst, f.id());
+  return f;
 }
 
 LaunchFuture memset_bytes(StreamRef stream, const View& dst, std::uint8_t value) {
@@ -215,7 +221,13 @@ LaunchFuture memset_bytes(StreamRef stream, const View& dst, std::uint8_t value)
     return n ? b.memset8_async(s.ctx->handle, dst.device_ptr(), value, req.bytes, h) : driver::kOk;
   };
   detail::SubmitSpec spec{detail::SubmissionKind::memset, &req, n, enqueue, "memset", {}, true};
-  return finish(s, spec);
+  LaunchFuture f = finish(s, spec);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] {
+    std::array<std::byte, 8> pattern;
+    pattern.fill(std::byte{value});
+    r->on_transfer(stream, dst, 'm', std::span(pattern).first(dst.element_size()), f.id());
+  }
+  return f;
 }
 
 LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte> bytes) {
@@ -235,7 +247,9 @@ LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte
     return n ? b.upload_async(s.ctx->handle, dst.device_ptr(), host->data(), want, h) : driver::kOk;
   };
   detail::SubmitSpec spec{detail::SubmissionKind::upload, &req, n, enqueue, "upload", host, true};
-  return finish(s, spec);
+  LaunchFuture f = finish(s, spec);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_transfer(stream, dst, 'u', bytes, f.id());
+  return f;
 }
 
 Download download(StreamRef stream, const View& src) {
@@ -249,7 +263,9 @@ Download download(StreamRef stream, const View& src) {
     return n ? b.download_async(s.ctx->handle, host->data(), src.device_ptr(), host->size(), h) : driver::kOk;
   };
   detail::SubmitSpec spec{detail::SubmissionKind::download, &req, n, enqueue, "download", host, true};
-  return Download(finish(s, spec), host);
+  LaunchFuture f = finish(s, spec);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_transfer(stream, src, 'd', {}, f.id());
+  return Download(std::move(f), host);
 }
 
 std::vector<std::byte> Download::get(std::chrono::nanoseconds timeout) {
@@ -267,6 +283,9 @@ std::vector<std::byte> Download::get(std::chrono::nanoseconds timeout) {
 std::vector<std::byte> read_back(StreamRef stream, const View& src, std::chrono::nanoseconds timeout) {
   if (src.is_contiguous()) return download(stream, src).get(timeout);
   // A strided view: fetch the covering byte range, gather on the host.
+  // Recorded as the download of `src` it is, not of the runtime's own view.
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_transfer(stream, src, 'd', {}, 0);
+  const detail::RecordPause pause;
   src.allocation()->add_view();
   const View extent = make_view(src.allocation(), DType::u8, src.byte_offset(), src.extent_bytes());
   const std::vector<std::byte> raw = download(stream, extent).get(timeout);

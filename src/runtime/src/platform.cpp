@@ -1,5 +1,6 @@
 #include <string>
 
+#include "record_hook.hpp"
 #include "deadline.hpp"
 #include "platform_state.hpp"
 #include "retirement.hpp"
@@ -80,6 +81,7 @@ Device Platform::device(int ordinal) const {
 }
 
 bool Platform::wait_for_retirement(std::chrono::nanoseconds timeout) const {
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_wait_retirement();
   return detail::Retirement::instance().wait_settled(nullptr, s_.get(), detail::deadline_after(timeout));
 }
 
