@@ -103,9 +103,37 @@ driver::AccessMode lease_mode(Access a, bool view_is_atomic) noexcept {
   return lease_mode_of(a);
 }
 
+namespace {
+
+// A launch with a Recorder installed: the launch itself, then what it did
+// or the error it failed with.
+[[gnu::noinline]] LaunchFuture launch_recorded(Recorder& r, StreamRef stream, const driver::KernelSymbol& symbol,
+                                               const driver::LaunchDims& dims, void** params,
+                                               std::span<const ViewAccess> accesses) {
+  try {
+    LaunchFuture f;
+    {
+      const detail::RecordPause pause;  // the launch below takes the unrecorded path
+      f = launch(stream, symbol, dims, params, accesses);
+    }
+    r.on_launch(stream, symbol, dims, params, accesses, f.id());
+    return f;
+  } catch (const Error& e) {
+    r.on_launch_failed(stream, symbol, dims, params, accesses, e.code());
+    throw;
+  }
+}
+
+}  // namespace
+
 LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
                     const driver::LaunchDims& dims, void** params,
                     std::span<const ViewAccess> accesses) {
+  // Off, this is a load and a predicted branch: the launch path is
+  // performance-judged (docs/runtime.md "Recording").
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] {
+    return launch_recorded(*r, stream, symbol, dims, params, accesses);
+  }
   TANDEM_PLANTED_LAUNCH_SLOWDOWN();  // nothing unless -DTANDEM_PLANT_LAUNCH_SLOWDOWN=ON (a test build)
   TANDEM_LAUNCH_PHASE(between);
   detail::StreamState& s = stream_of(stream);
@@ -140,9 +168,6 @@ LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
                           static_cast<std::uint32_t>(reqs.size()), enqueue, symbol.name, {}, true};
   LaunchFuture future = finish(s, spec);
   TANDEM_LAUNCH_PHASE(finish);
-  if (Recorder* r = detail::active_recorder()) [[unlikely]] {
-    r->on_launch(stream, symbol, dims, params, accesses, future.id());
-  }
   return future;
 }
 

@@ -249,26 +249,25 @@ void ScenarioWriter::on_view_dropped(const View& view) {
   if (const auto name = take_name(key)) add("{\"op\": \"drop\", \"id\": " + quoted(*name));
 }
 
-void ScenarioWriter::on_launch(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& d,
-                               void** params, std::span<const ViewAccess> accesses, std::uint64_t submission) {
+std::optional<std::string> ScenarioWriter::launch_body(StreamRef stream, const driver::KernelSymbol& symbol,
+                                                       const driver::LaunchDims& d, void** params,
+                                                       std::span<const ViewAccess> accesses) {
   const KernelName* k = kernel_name(&symbol);
-  const std::lock_guard lock(mu_);
   if (k == nullptr) {  // no catalog name: replay could not run it (docs/runtime.md "Recording")
     ++unrecorded_launches_;
     unrecorded_kernels_.insert(symbol.name);
-    return;
+    return std::nullopt;
   }
   std::string args, scalars;
   std::size_t view = 0;
   for (std::size_t i = 0; i < k->params.size(); ++i) {
     const KernelName::Param& p = k->params[i];
     if (p.view) {
-      if (view >= accesses.size()) return;
-      const auto name = name_of(ViewKey::of(*accesses[view++].view));
+      const auto name = view < accesses.size() ? name_of(ViewKey::of(*accesses[view++].view)) : std::nullopt;
       if (!name) {  // a view made outside the recording: the launch cannot be replayed
         ++unrecorded_launches_;
         unrecorded_kernels_.insert(k->name);
-        return;
+        return std::nullopt;
       }
       args += (args.empty() ? "" : ", ") + quoted(p.name) + ": " + quoted(*name);
     } else {
@@ -285,7 +284,22 @@ void ScenarioWriter::on_launch(StreamRef stream, const driver::KernelSymbol& sym
     for (std::size_t i = 0; i < k->tile.size(); ++i) t += (i ? ", " : "") + std::to_string(k->tile[i]);
     b += ", \"tile\": " + t + "]";
   }
-  add(std::move(b), submission);
+  return b;
+}
+
+void ScenarioWriter::on_launch(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& d,
+                               void** params, std::span<const ViewAccess> accesses, std::uint64_t submission) {
+  const std::lock_guard lock(mu_);
+  if (auto b = launch_body(stream, symbol, d, params, accesses)) add(std::move(*b), submission);
+}
+
+void ScenarioWriter::on_launch_failed(StreamRef stream, const driver::KernelSymbol& symbol,
+                                      const driver::LaunchDims& d, void** params,
+                                      std::span<const ViewAccess> accesses, ErrorCode code) {
+  const std::lock_guard lock(mu_);
+  if (auto b = launch_body(stream, symbol, d, params, accesses)) {
+    add(std::move(*b) + ", \"expect_error\": " + quoted(error_code_name(code)));
+  }
 }
 
 void ScenarioWriter::on_transfer(StreamRef stream, const View& view, char kind, std::span<const std::byte> bytes,

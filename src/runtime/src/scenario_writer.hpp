@@ -28,6 +28,8 @@ class ScenarioWriter final : public Recorder {
   void on_view_dropped(const View& view) override;
   void on_launch(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims, void** params,
                  std::span<const ViewAccess> accesses, std::uint64_t submission) override;
+  void on_launch_failed(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims,
+                        void** params, std::span<const ViewAccess> accesses, ErrorCode code) override;
   void on_transfer(StreamRef stream, const View& view, char kind, std::span<const std::byte> bytes,
                    std::uint64_t submission) override;
   void on_copy(StreamRef stream, const View& src, const View& dst, std::uint64_t submission) override;
@@ -50,6 +52,11 @@ class ScenarioWriter final : public Recorder {
   std::string new_name(const ViewKey& key, char prefix);
   std::optional<std::string> name_of(const ViewKey& key) const;
   std::optional<std::string> take_name(const ViewKey& key);
+  // The launch step (without its closing brace), or nullopt when it cannot be
+  // replayed (counted in the description).
+  std::optional<std::string> launch_body(StreamRef stream, const driver::KernelSymbol& symbol,
+                                         const driver::LaunchDims& dims, void** params,
+                                         std::span<const ViewAccess> accesses);
   std::string derive_body(ViewOrigin origin, const std::string& id, const std::string& of, const DeriveArgs& args,
                           const View* made, const StreamRef* stream);
 

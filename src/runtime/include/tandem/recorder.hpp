@@ -51,6 +51,9 @@ class Recorder {
   virtual void on_view_dropped(const View& view) = 0;
   virtual void on_launch(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims,
                          void** params, std::span<const ViewAccess> accesses, std::uint64_t submission) = 0;
+  // A launch that threw Error(code): nothing was submitted.
+  virtual void on_launch_failed(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims,
+                                void** params, std::span<const ViewAccess> accesses, ErrorCode code) = 0;
   // upload / memset / download (read_back); `bytes` is the uploaded data.
   virtual void on_transfer(StreamRef stream, const View& view, char kind, std::span<const std::byte> bytes,
                            std::uint64_t submission) = 0;
