@@ -376,23 +376,31 @@ View View::reinterpret(DType to) && {
 }
 
 View View::to_bool_checked(StreamRef stream) && {
-  require_valid("to_bool_checked");
-  if (dtype_ != DType::u8 && dtype_ != DType::i8) {
-    throw Error(ErrorCode::invalid_dtype, "a bool view is made from u8 or i8 bytes, not " +
-                                              std::string(dtype_name(dtype_)));
-  }
-  require_unique("conversion to bool (a change of element type)");
-  const std::vector<std::byte> bytes = read_back(stream, *this);
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const auto b = std::to_integer<unsigned>(bytes[i]);
-    if (b > 1) {
-      throw Error(ErrorCode::invalid_dtype, "byte " + std::to_string(i) + " of " + alloc_name(alloc_) +
-                                                " is " + std::to_string(b) + ", not 0 or 1: not a valid bool");
+  DeriveArgs args;  // recorded as the reinterpret to bool it is in a scenario
+  args.dtype = DType::boolean;
+  return recorded(ViewOrigin::reinterpret, *this, args, [&]() -> View {
+    require_valid("to_bool_checked");
+    if (dtype_ != DType::u8 && dtype_ != DType::i8) {
+      throw Error(ErrorCode::invalid_dtype, "a bool view is made from u8 or i8 bytes, not " +
+                                                std::string(dtype_name(dtype_)));
     }
-  }
-  View v(std::move(*this));
-  v.dtype_ = DType::boolean;
-  return v;
+    require_unique("conversion to bool (a change of element type)");
+    std::vector<std::byte> bytes;
+    {
+      const detail::RecordPause pause;  // part of the conversion, which a replay repeats
+      bytes = read_back(stream, *this);
+    }
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      const auto b = std::to_integer<unsigned>(bytes[i]);
+      if (b > 1) {
+        throw Error(ErrorCode::invalid_dtype, "byte " + std::to_string(i) + " of " + alloc_name(alloc_) +
+                                                  " is " + std::to_string(b) + ", not 0 or 1: not a valid bool");
+      }
+    }
+    View v(std::move(*this));
+    v.dtype_ = DType::boolean;
+    return v;
+  });
 }
 
 Context View::context() const {
