@@ -308,8 +308,10 @@ std::vector<std::byte> Download::get(std::chrono::nanoseconds timeout) {
 std::vector<std::byte> read_back(StreamRef stream, const View& src, std::chrono::nanoseconds timeout) {
   if (src.is_contiguous()) return download(stream, src).get(timeout);
   // A strided view: fetch the covering byte range, gather on the host.
-  // Recorded as the download of `src` it is, not of the runtime's own view.
-  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_transfer(stream, src, 'd', {}, 0);
+  // Recorded once the data is here, as what it is in a scenario (`check
+  // contents`, the one step that reads a strided view), not as the
+  // download of the runtime's own view.
+  Recorder* recorder = detail::active_recorder();
   const detail::RecordPause pause;
   src.allocation()->add_view();
   const View extent = make_view(src.allocation(), DType::u8, src.byte_offset(), src.extent_bytes());
@@ -328,6 +330,7 @@ std::vector<std::byte> read_back(StreamRef stream, const View& src, std::chrono:
       idx[k] = 0;
     }
   }
+  if (recorder != nullptr) [[unlikely]] recorder->on_transfer(stream, src, 'c', out, 0);
   return out;
 }
 

@@ -56,7 +56,12 @@ View recorded(ViewOrigin origin, const View& parent, const DeriveArgs& args, Mak
   if (r == nullptr || !parent.valid()) [[likely]] return make();
   const ViewKey key = ViewKey::of(parent);
   try {
-    View v = make();
+    // Paused: a view the derivation makes and drops on the way (a failed
+    // tensor_view's half-made result) is no call of the user's.
+    View v = [&] {
+      const detail::RecordPause pause;
+      return make();
+    }();
     r->on_view_derived(origin, &key, v, args, nullptr);
     return v;
   } catch (const Error& e) {
