@@ -305,14 +305,11 @@ std::vector<std::byte> Download::get(std::chrono::nanoseconds timeout) {
   return std::move(*data_);
 }
 
-std::vector<std::byte> read_back(StreamRef stream, const View& src, std::chrono::nanoseconds timeout) {
+namespace {
+
+std::vector<std::byte> read_back_unrecorded(StreamRef stream, const View& src, std::chrono::nanoseconds timeout) {
   if (src.is_contiguous()) return download(stream, src).get(timeout);
   // A strided view: fetch the covering byte range, gather on the host.
-  // Recorded once the data is here, as what it is in a scenario (`check
-  // contents`, the one step that reads a strided view), not as the
-  // download of the runtime's own view.
-  Recorder* recorder = detail::active_recorder();
-  const detail::RecordPause pause;
   src.allocation()->add_view();
   const View extent = make_view(src.allocation(), DType::u8, src.byte_offset(), src.extent_bytes());
   const std::vector<std::byte> raw = download(stream, extent).get(timeout);
@@ -330,7 +327,23 @@ std::vector<std::byte> read_back(StreamRef stream, const View& src, std::chrono:
       idx[k] = 0;
     }
   }
-  if (recorder != nullptr) [[unlikely]] recorder->on_transfer(stream, src, 'c', out, 0);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::byte> read_back(StreamRef stream, const View& src, std::chrono::nanoseconds timeout) {
+  // Recorded once the data is here, as what it is in a scenario: a `check
+  // contents` equal to what was read (whose replay, like the scenario
+  // engine's checks, waits out a conflict), not as the runtime's download.
+  Recorder* recorder = detail::active_recorder();
+  if (recorder == nullptr) [[likely]] return read_back_unrecorded(stream, src, timeout);
+  std::vector<std::byte> out;
+  {
+    const detail::RecordPause pause;
+    out = read_back_unrecorded(stream, src, timeout);
+  }
+  recorder->on_transfer(stream, src, 'c', out, 0);
   return out;
 }
 

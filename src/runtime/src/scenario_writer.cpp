@@ -309,7 +309,7 @@ void ScenarioWriter::on_transfer(StreamRef stream, const View& view, char kind, 
   const auto name = name_of(key);
   if (!name) return;
   const std::string head = "\"buf\": " + quoted(*name) + ", \"stream\": " + quoted(stream_name(stream.id()));
-  if (kind == 'c') {  // a strided read-back: what it read, checked again on replay
+  if (kind == 'c') {  // a read-back: what it read, checked again on replay
     if (const auto values = values_form(view.dtype(), bytes)) {
       add("{\"op\": \"check\", \"what\": \"contents\", \"of\": " + quoted(*name) + ", \"equals\": " + *values);
     }

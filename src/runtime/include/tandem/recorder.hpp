@@ -54,8 +54,7 @@ class Recorder {
   // A launch that threw Error(code): nothing was submitted.
   virtual void on_launch_failed(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims,
                                 void** params, std::span<const ViewAccess> accesses, ErrorCode code) = 0;
-  // kind 'u' upload, 'm' memset, 'd' download (or a contiguous read_back),
-  // 'c' a strided read_back once gathered; `bytes` is the data uploaded
+  // kind 'u' upload, 'm' memset, 'd' download, 'c' a read_back once read; `bytes` is the data uploaded
   // (one element of a memset's pattern) or read ('c').
   virtual void on_transfer(StreamRef stream, const View& view, char kind, std::span<const std::byte> bytes,
                            std::uint64_t submission) = 0;
