@@ -6,6 +6,7 @@
 #include "host_numeric.hpp"
 #include "host_params.hpp"
 #include "host_refs.hpp"
+#include "host_span.hpp"
 #include "tandem/kernels/ctypes.hpp"
 #include "tandem/kernels/instances.hpp"
 
@@ -13,21 +14,12 @@ namespace tandem::kernels::host {
 
 namespace {
 
-template <class T, int R, class F>
-void elementwise(const TensorParam<T, R>& shape_of, F f) {
-  if constexpr (R == 1) {
-    for (std::int64_t i = 0; i < shape_of.shape[0]; ++i) f(i, 0);
-  } else {
-    for_each_index(shape_of, f);
-  }
-}
-
-template <class T, int R>
-T& elem(const TensorParam<T, R>& t, std::int64_t i, std::int64_t j) {
-  if constexpr (R == 1) {
-    return at(t, i);
-  } else {
-    return at(t, i, j);
+// f(i, j) for every element of a rank-1 (j = 0) or rank-2 tensor.
+template <class S, int R, class F>
+void elementwise(const S& shape_of, F f) {
+  const std::int64_t cols = R == 1 ? 1 : shape_of.shape(1);
+  for (std::int64_t i = 0; i < shape_of.shape(0); ++i) {
+    for (std::int64_t j = 0; j < cols; ++j) f(i, j);
   }
 }
 
@@ -36,50 +28,50 @@ T& elem(const TensorParam<T, R>& t, std::int64_t i, std::int64_t j) {
 template <int DT, int R, int TM, int TN>
 void tile_add(void* const* p, const LaunchDims& /*dims*/) {
   using T = ctype_t<DT>;
-  const auto a = param<TensorParam<const T, R>>(p, 0);
-  const auto b = param<TensorParam<const T, R>>(p, 1);
-  const auto out = param<TensorParam<T, R>>(p, 2);
-  elementwise(out, [&](std::int64_t i, std::int64_t j) {
-    elem(out, i, j) = num<T>::add(elem(a, i, j), elem(b, i, j));
-  });
+  const TensorSpan<const T, R> a(p, 0);
+  const TensorSpan<const T, R> b(p, 1);
+  const TensorSpan<T, R> out(p, 2);
+  elementwise<TensorSpan<T, R>, R>(
+      out, [&](std::int64_t i, std::int64_t j) { out.set(i, j, num<T>::add(a.get(i, j), b.get(i, j))); });
 }
 
 template <int DT, int R, int TM, int TN>
 void tile_scale(void* const* p, const LaunchDims& /*dims*/) {
   using T = ctype_t<DT>;
-  const auto x = param<TensorParam<T, R>>(p, 0);
+  const TensorSpan<T, R> x(p, 0);
   const auto a = param<scalar_t<DT>>(p, 1);
-  elementwise(x, [&](std::int64_t i, std::int64_t j) { elem(x, i, j) = num<T>::scale(a, elem(x, i, j)); });
+  elementwise<TensorSpan<T, R>, R>(
+      x, [&](std::int64_t i, std::int64_t j) { x.set(i, j, num<T>::scale(a, x.get(i, j))); });
 }
 
 template <int DT, int R, int TM, int TN>
 void tile_copy(void* const* p, const LaunchDims& /*dims*/) {
   using T = ctype_t<DT>;
-  const auto src = param<TensorParam<const T, R>>(p, 0);
-  const auto dst = param<TensorParam<T, R>>(p, 1);
-  elementwise(dst, [&](std::int64_t i, std::int64_t j) { elem(dst, i, j) = elem(src, i, j); });
+  const TensorSpan<const T, R> src(p, 0);
+  const TensorSpan<T, R> dst(p, 1);
+  elementwise<TensorSpan<T, R>, R>(dst, [&](std::int64_t i, std::int64_t j) { dst.set(i, j, src.get(i, j)); });
 }
 
 template <int DT, int R, int TM, int TN>
 void tile_transpose(void* const* p, const LaunchDims& /*dims*/) {
   using T = ctype_t<DT>;
-  const auto src = param<TensorParam<const T, 2>>(p, 0);
-  const auto dst = param<TensorParam<T, 2>>(p, 1);
-  for_each_index(dst, [&](std::int64_t i, std::int64_t j) { at(dst, i, j) = at(src, j, i); });
+  const TensorSpan<const T, 2> src(p, 0);
+  const TensorSpan<T, 2> dst(p, 1);
+  elementwise<TensorSpan<T, 2>, 2>(dst, [&](std::int64_t i, std::int64_t j) { dst.set(i, j, src.get(j, i)); });
 }
 
 // The device accumulates in f32 (fma, k ascending); this reference in f64,
 // rounded once (tolerance in the README).
 template <int DT, int R, int TM, int TN>
 void tile_matmul(void* const* p, const LaunchDims& /*dims*/) {
-  const auto a = param<TensorParam<const float, 2>>(p, 0);
-  const auto b = param<TensorParam<const float, 2>>(p, 1);
-  const auto c = param<TensorParam<float, 2>>(p, 2);
-  const std::int64_t k_len = a.shape[1];
-  for_each_index(c, [&](std::int64_t i, std::int64_t j) {
+  const TensorSpan<const float, 2> a(p, 0);
+  const TensorSpan<const float, 2> b(p, 1);
+  const TensorSpan<float, 2> c(p, 2);
+  const std::int64_t k_len = a.shape(1);
+  elementwise<TensorSpan<float, 2>, 2>(c, [&](std::int64_t i, std::int64_t j) {
     double s = 0.0;
-    for (std::int64_t k = 0; k < k_len; ++k) s += static_cast<double>(at(a, i, k)) * static_cast<double>(at(b, k, j));
-    at(c, i, j) = static_cast<float>(s);
+    for (std::int64_t k = 0; k < k_len; ++k) s += static_cast<double>(a.get(i, k)) * static_cast<double>(b.get(k, j));
+    c.set(i, j, static_cast<float>(s));
   });
 }
 
@@ -89,12 +81,12 @@ template <int DT, int R, int TM, int TN>
 void tile_row_sum(void* const* p, const LaunchDims& /*dims*/) {
   using T = ctype_t<DT>;
   using A = typename num<T>::accum;
-  const auto x = param<TensorParam<const T, 2>>(p, 0);
-  const auto out = param<TensorParam<T, 1>>(p, 1);
-  for (std::int64_t i = 0; i < x.shape[0]; ++i) {
+  const TensorSpan<const T, 2> x(p, 0);
+  const TensorSpan<T, 1> out(p, 1);
+  for (std::int64_t i = 0; i < x.shape(0); ++i) {
     A s{};
-    for (std::int64_t j = 0; j < x.shape[1]; ++j) s += static_cast<A>(at(x, i, j));
-    at(out, i) = static_cast<T>(s);
+    for (std::int64_t j = 0; j < x.shape(1); ++j) s += static_cast<A>(x.get(i, j));
+    out.set(i, 0, static_cast<T>(s));
   }
 }
 

@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "exit_codes.hpp"
 #include "files.hpp"
+#include "reference_run.hpp"
 #include "tandem/scenario/shrink.hpp"
 
 namespace tandem::cli {
@@ -31,7 +33,8 @@ constexpr const char* kFooter =
     "Passes, repeated until none makes progress: repeat -> 1; ddmin over every step list (steps, each thread's,\n"
     "loop and capture bodies); loop count -> 1 or halved, one-iteration loops inlined; a thread dropped, or a\n"
     "single thread's steps moved into steps; a stream removed (its users moved to another of the same device);\n"
-    "alloc/foreign len -> 1 or halved; optional fields removed (init -> none, ...; device, conflict_policy,\n"
+    "alloc/foreign len -> 1 or halved; a view (slice, peel, atomic, as_buffer, tensor_view) removed, its users\n"
+    "given its source; optional fields removed (init -> none, ...; device, conflict_policy,\n"
     "expect keys, sim entries). Invalid candidates are skipped without a run. Deterministic for a seed: the\n"
     "seed orders ddmin's chunk tries. Runs on the simulated device unless --backend says otherwise.\n"
     "On a terminal: a progress line on stderr (steps now, runs, the current pass). Then a summary.\n"
@@ -99,6 +102,10 @@ CLI::App* add_shrink(CLI::App& app, ShrinkCommand& cmd) {
                 "runs per verdict, for timing-dependent failures: a candidate is kept when one of up to K runs "
                 "fails the same way, and the original is run up to K times until it fails (default 1)")
       ->check(CLI::Range(1u, 1000u));
+  s->add_option("--reference-env", cmd.reference_env,
+                "NAME=VALUE (repeatable): a candidate that fails the same way is kept only if it also passes when "
+                "this tandem runs it with these set (e.g. TANDEM_MUTANT= for the build without its planted bug); "
+                "the original must pass there too");
   s->add_flag("--quiet", cmd.quiet, "no progress line and no summary");
   s->footer(kFooter);
   return s;
@@ -124,6 +131,25 @@ int shrink_command(const ShrinkCommand& cmd) {
   o.time_limit_s = cmd.time_limit_s;
   o.confirm = cmd.confirm;
   o.file_label = cmd.file;
+  std::optional<ReferenceRun> reference;
+  if (!cmd.reference_env.empty()) {
+    std::vector<std::pair<std::string, std::string>> env;
+    for (const std::string& a : cmd.reference_env) {
+      std::pair<std::string, std::string> kv;
+      if (!parse_env_assignment(a, kv)) {
+        std::cerr << "tandem shrink: --reference-env '" << a << "' is not NAME=VALUE\n";
+        return kExitUsage;
+      }
+      env.push_back(std::move(kv));
+    }
+    reference.emplace(std::move(env), cmd.backend);
+    if (!reference->passes(text)) {
+      std::cerr << "tandem shrink: " << cmd.file << " does not pass under --reference-env: nothing tells its failure "
+                << "apart from the reference's\n";
+      return kExitUsage;
+    }
+    o.keep_also = [&reference](const std::string& candidate) { return reference->passes(candidate); };
+  }
   scenario::ShrinkResult r;
   {
     ProgressLine line(!cmd.quiet && isatty(STDERR_FILENO) != 0);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -19,6 +20,7 @@ struct ShrinkCommand {
   std::uint64_t max_runs = 2000;
   double time_limit_s = 600;
   unsigned confirm = 1;
+  std::vector<std::string> reference_env;  // NAME=VALUE: candidates must also pass with these set
   bool quiet = false;
 };
 

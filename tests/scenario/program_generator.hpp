@@ -159,7 +159,7 @@ class ProgramGenerator {
       futures_.clear();
       json body = json::array();
       for (int i = 0; i < steps; ++i) step(body);
-      threads["w" + std::to_string(t)] = body;
+      threads[named_thread(t)] = body;
       live_ = shared;
     }
     sc["steps"] = main;
@@ -190,7 +190,17 @@ class ProgramGenerator {
     sc["sim"] = {{"stream_delay_us", delays}};
     return sc;
   }
-  std::string fresh() { return "h" + std::to_string(next_name_++); }
+  std::string fresh() { return named('h'); }
+  static std::string named_thread(std::size_t t) {
+    std::string name = "w";  // not "w" + to_string: g++ 12 -O3 warns (-Wrestrict) on that inlined
+    name += std::to_string(t);
+    return name;
+  }
+  std::string named(char prefix) {
+    std::string name(1, prefix);
+    name += std::to_string(next_name_++);
+    return name;
+  }
   std::string stream() { return streams_[below(streams_.size())]; }
   int device_of_stream(const std::string& s) const {
     return stream_device_[static_cast<std::size_t>(std::find(streams_.begin(), streams_.end(), s) - streams_.begin())];
@@ -282,7 +292,7 @@ class ProgramGenerator {
   void step(json& body) {
     if (reject_ && !rejected_ && below(30) == 0) return rejected(body);
     if (two_devices_ && below(6) == 0) return cross_copy(body);
-    switch (below(20)) {
+    switch (below(21)) {
       case 0: case 1: return alloc(body);
       case 2: return slice(body);
       case 3: return split_or_peel(body);
@@ -297,26 +307,103 @@ class ProgramGenerator {
       case 15: return future(body);
       case 16: return loop(body);
       case 17: return wait(body);
+      case 18: return borrowed(body);
       default: return check(body);
     }
   }
 
-  // Under reject, once per program: a 300 ms spin holds a buffer on one
-  // stream, and a fill of it on another stream right after must fail with
-  // `conflict` and change nothing (runtime.md §4).
+  // Under reject, once per program, after a wait for everything: work held
+  // in flight for 300 ms on one stream and, right after it on another
+  // stream, a use of the same memory that must be rejected with `conflict`
+  // and change nothing, or a read beside a read that must not be
+  // (runtime.md §3, §4). The pair is one of: a write of a buffer and a fill
+  // of it; a write and a read of only its last element (a lease must cover
+  // it); a write through an atomic view and a plain read (atomic accesses
+  // count as writes); a write of one half of a buffer and of the other (no
+  // conflict), then of the first; a read through a peel and a read of its
+  // buffer (a peel of a plain view shares reads), then a write of the peel.
   void rejected(json& body) {
     const std::vector<std::size_t> bufs = live_of(false);
     if (bufs.empty()) return alloc(body);
-    const Handle& h = live_[bufs[below(bufs.size())]];
+    const Handle h = live_[bufs[below(bufs.size())]];
     const std::string held = stream_on(device_of(h));
     const std::string other = stream_on(device_of(h), held);
-    submit(body,
-           {{"op", "launch"}, {"model", "simt"}, {"kernel", "spin"}, {"stream", held}, {"args", {{"x", h.name}}},
-            {"scalars", {{"ns", 300'000'000}}}},
-           held, {write_of(h)});
-    body.push_back({{"op", "launch"}, {"model", "simt"}, {"kernel", "fill"}, {"stream", other},
-                    {"args", {{"out", h.name}}}, {"scalars", {{"value", 9}}}, {"expect_error", "conflict"}});
+    settled(body);
     rejected_ = true;
+    // The checksums' u32 results, one per stream, outside the model.
+    const std::string sum = fresh(), sum_other = fresh();
+    for (const auto& [id, s] : {std::pair{sum, held}, std::pair{sum_other, other}}) {
+      body.push_back({{"op", "alloc"}, {"id", id}, {"dtype", "u32"}, {"len", 1}, {"init", "zero"}, {"stream", s}});
+      ++driver_allocs_;
+    }
+    auto spin = [&](const std::string& x) {
+      return json{{"op", "launch"}, {"model", "simt"}, {"kernel", "spin"}, {"stream", held}, {"args", {{"x", x}}},
+                  {"scalars", {{"ns", 300'000'000}}}};
+    };
+    auto checksum = [&](const std::string& x, const std::string& s) {
+      return json{{"op", "launch"}, {"model", "simt"}, {"kernel", "checksum"}, {"stream", s},
+                  {"args", {{"x", x}, {"out", s == held ? sum : sum_other}}}};
+    };
+    auto fill = [&](const std::string& x) {
+      return json{{"op", "launch"}, {"model", "simt"}, {"kernel", "fill"}, {"stream", other}, {"args", {{"out", x}}},
+                  {"scalars", {{"value", 9}}}};
+    };
+    auto conflict = [](json step) {
+      step["expect_error"] = "conflict";
+      return step;
+    };
+    const std::string v = fresh();  // a peel or an atomic view of h, dropped at the end
+    switch (h.len < 2 ? 0 : below(5)) {
+      case 0:
+        submit(body, spin(h.name), held, {write_of(h)});
+        body.push_back(conflict(fill(h.name)));
+        break;
+      case 1:
+        submit(body, spin(h.name), held, {write_of(h)});
+        body.push_back({{"op", "peel"}, {"id", v}, {"of", h.name}, {"index", h.len - 1}});
+        body.push_back(conflict(checksum(v, other)));
+        body.push_back({{"op", "drop"}, {"id", v}});
+        break;
+      case 2:
+        body.push_back({{"op", "atomic"}, {"id", v}, {"of", h.name}});
+        submit(body, spin(v), held, {write_of(h)});
+        body.push_back(conflict(checksum(h.name, other)));
+        body.push_back({{"op", "drop"}, {"id", v}});
+        break;
+      case 3: {
+        // Two halves of a fresh buffer: a write of the second beside held
+        // work on the first is not a conflict (a lease covers its own
+        // elements only), a write of the first is.
+        Handle whole = alloc_buffer(body, pick<std::uint32_t>({16, 64}), device_of(h));
+        settled(body);
+        const std::uint32_t at = whole.len / 2;
+        Handle a{fresh(), whole.alloc, false, at}, b{fresh(), whole.alloc, false, whole.len - at};
+        b.offset = at;
+        body.push_back({{"op", "split"}, {"of", whole.name}, {"at", at}, {"ids", {a.name, b.name}}});
+        ++views_[whole.alloc];
+        live_.back() = a;
+        live_.push_back(b);
+        submit(body, spin(a.name), held, {write_of(a)});
+        submit(body, fill(b.name), other, {write_of(b)});
+        body.push_back(conflict(fill(a.name)));
+        break;
+      }
+      default: {
+        const std::uint32_t index = static_cast<std::uint32_t>(below(h.len));
+        Handle p = h;
+        p.offset = h.offset + index;
+        p.len = 1;
+        p.strided_span = 0;
+        body.push_back(spin(sum));
+        body.push_back({{"op", "peel"}, {"id", v}, {"of", h.name}, {"index", index}});
+        submit(body, checksum(v, held), held, {read_of(p)});
+        submit(body, checksum(h.name, other), other, {read_of(h)});
+        body.push_back(conflict(fill(v)));
+        body.push_back({{"op", "drop"}, {"id", v}});
+      }
+    }
+    body.push_back({{"op", "drop"}, {"id", sum}});
+    body.push_back({{"op", "drop"}, {"id", sum_other}});
   }
 
   // A buffer of `want` elements (0: a random length) on `device` (< 0: a
@@ -682,6 +769,49 @@ class ProgramGenerator {
     graphs_.push_back(g);
   }
 
+  // Interop (runtime.md §2): a driver stream made outside the runtime is
+  // borrowed and joins the streams every later step picks from, or one is
+  // dropped (its work may be in flight: its leases must still be honoured,
+  // and the runtime must leave the driver stream alive for the run to
+  // destroy); or a borrowed context gets a borrowed stream and a buffer of
+  // its own, the context and stream dropped with work in flight. Not in
+  // threaded programs (another thread may be using the stream), on two
+  // devices, or before an oom program's failing allocation.
+  void borrowed(json& body) {
+    if (threaded_ || two_devices_ || oom_at_ != 0) return wait(body);  // oom: driver allocations are counted
+    if (below(4) == 0) return borrowed_context(body);
+    if (borrowed_.empty() || (borrowed_.size() < 2 && below(2) == 0)) {
+      const std::string name = named('b');
+      body.push_back({{"op", "borrow_stream"}, {"id", name}});
+      streams_.push_back(name);
+      stream_device_.push_back(0);
+      borrowed_.push_back(name);
+      return;
+    }
+    const std::string name = borrowed_[below(borrowed_.size())];
+    const std::size_t i = static_cast<std::size_t>(std::find(streams_.begin(), streams_.end(), name) - streams_.begin());
+    streams_.erase(streams_.begin() + static_cast<std::ptrdiff_t>(i));
+    stream_device_.erase(stream_device_.begin() + static_cast<std::ptrdiff_t>(i));
+    borrowed_.erase(std::find(borrowed_.begin(), borrowed_.end(), name));
+    body.push_back({{"op", "drop"}, {"id", name}});
+  }
+  void borrowed_context(json& body) {
+    const std::string c = named('c'), bs = named('b'), x = fresh();
+    body.push_back({{"op", "borrow_context"}, {"id", c}});
+    body.push_back({{"op", "borrow_stream"}, {"id", bs}, {"context", c}});
+    body.push_back({{"op", "alloc"}, {"id", x}, {"dtype", "f32"}, {"len", pick<std::uint32_t>({16, 1024})},
+                    {"init", "iota"}, {"stream", bs}});
+    ++driver_allocs_;
+    const bool context_first = below(2) == 0;
+    if (context_first) body.push_back({{"op", "drop"}, {"id", c}});
+    body.push_back({{"op", "launch"}, {"model", "simt"}, {"kernel", "scale"}, {"stream", bs}, {"args", {{"x", x}}},
+                    {"scalars", {{"a", pick<double>({-1, 0.5, 2})}}}});
+    body.push_back({{"op", "drop"}, {"id", bs}});
+    if (!context_first) body.push_back({{"op", "drop"}, {"id", c}});
+    body.push_back(shadow_check(Handle{x, 0, false, 0}));
+    body.push_back({{"op", "drop"}, {"id", x}});
+  }
+
   void wait(json& body) {
     if (below(3) == 0) {
       settled(body);
@@ -711,6 +841,7 @@ class ProgramGenerator {
   std::vector<int> views_;       // per allocation
   std::vector<int> graph_refs_;  // per allocation
   std::vector<Graph> graphs_;
+  std::vector<std::string> borrowed_;  // borrowed streams not yet dropped (also in streams_)
   std::vector<std::string> futures_;  // kept launch futures not yet waited, dropped or forgotten
   std::map<std::string, std::vector<std::size_t>> launch_allocs_;  // launches with an id: their allocations
   std::size_t oom_at_ = 0;         // make_oom: which plain alloc step fails (1-based; 0: none)

@@ -175,5 +175,32 @@ TEST(Shrink, AFuzzerProgramWithOneWrongCheckShrinks) {
   fuzz_program_shrinks(test::ProgramGenerator(200).make_reject(60), "fuzz-reject-200");
 }
 
+// keep_also (`tandem shrink --reference-env`) constrains what is kept: a
+// step the failure does not need is removed without it and kept with a
+// hook that rejects every candidate lacking it.
+TEST(Shrink, KeepAlsoRejectsCandidatesThatFailTheSameWayButBreakTheReference) {
+  const ojson doc = ojson::parse(R"({"format": "tandem.scenario/1", "name": "keep-also", "backend": "sim",
+    "streams": ["s0"], "steps": [
+      {"op": "alloc", "id": "a", "dtype": "f32", "len": 16, "init": "zero"},
+      {"op": "slice", "id": "s", "of": "a", "offset": 0, "len": 4},
+      {"op": "to_tensor", "id": "t", "from": "a", "shape": [4, 4], "expect_error": "aliased"},
+      {"op": "check", "what": "contents", "of": "a", "equals": {"fill": 5}}]})");
+  ShrinkOptions o;
+  const ShrinkResult plain = shrink(doc.dump(), o);
+  ASSERT_EQ(plain.status, ShrinkStatus::shrunk) << plain.message;
+  EXPECT_EQ(plain.text.find("\"slice\""), std::string::npos) << plain.text;
+  std::size_t asked = 0;
+  o.keep_also = [&asked](const std::string& text) {
+    ++asked;
+    return text.find("\"slice\"") != std::string::npos;
+  };
+  const ShrinkResult kept = shrink(doc.dump(), o);
+  ASSERT_EQ(kept.status, ShrinkStatus::shrunk) << kept.message;
+  EXPECT_EQ(kept.signature, plain.signature);
+  EXPECT_NE(kept.text.find("\"slice\""), std::string::npos) << kept.text;
+  EXPECT_GT(asked, 0u);
+  EXPECT_LT(kept.steps_after, kept.steps_before);
+}
+
 }  // namespace
 }  // namespace tandem::scenario

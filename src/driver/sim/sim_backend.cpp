@@ -474,10 +474,12 @@ Result SimBackend::stream_synchronize(ContextHandle ctx, StreamHandle s) noexcep
   if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
     return r;
   }
-  if (stream->synchronize() == Status::not_permitted) {
+  sim::VectorClock seen;
+  if (stream->synchronize(&seen) == Status::not_permitted) {
     return fail(api, Status::not_permitted,
                 sim::stream_name(stream->id()) + " is capturing: it cannot be synchronized");
   }
+  impl_->host_clock.join(seen);
   return succeeded(api);
 }
 
@@ -487,9 +489,13 @@ Result SimBackend::stream_query(ContextHandle ctx, StreamHandle s) noexcept {
   if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
     return r;
   }
-  const Status status = stream->query();
+  sim::VectorClock seen;
+  const Status status = stream->query(&seen);
   if (status == Status::not_permitted) {
     return fail(api, status, sim::stream_name(stream->id()) + " is capturing: it cannot be queried");
+  }
+  if (status == Status::ok) {
+    impl_->host_clock.join(seen);
   }
   return reported(api, status);
 }
@@ -543,7 +549,11 @@ Result SimBackend::event_query(ContextHandle ctx, EventHandle e) noexcept {
   if (Result r = impl_->find_event(api, e, event); !r.ok()) {
     return r;
   }
-  return impl_->event_result(api, impl_->events.query(*event));
+  const sim::EventState state = impl_->events.query(*event);
+  if (state.completed) {
+    impl_->host_clock.join(state.completed->clock);  // the host saw it complete
+  }
+  return impl_->event_result(api, state);
 }
 
 Result SimBackend::event_synchronize(ContextHandle ctx, EventHandle e) noexcept {
@@ -556,7 +566,11 @@ Result SimBackend::event_synchronize(ContextHandle ctx, EventHandle e) noexcept 
   if (Result r = impl_->find_event(api, e, event); !r.ok()) {
     return r;
   }
-  return impl_->event_result(api, impl_->events.synchronize(*event));
+  const sim::EventState state = impl_->events.synchronize(*event);
+  if (state.completed) {
+    impl_->host_clock.join(state.completed->clock);  // the host saw it complete
+  }
+  return impl_->event_result(api, state);
 }
 
 Result SimBackend::stream_wait_event(ContextHandle ctx, StreamHandle s, EventHandle e) noexcept {

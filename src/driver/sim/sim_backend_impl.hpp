@@ -125,8 +125,10 @@ struct SimBackend::Impl {
   sim::Memory memory;
   sim::Checker checker;
   sim::Events events;
-  sim::Executor executor{memory, checker, events};
+  sim::HostClock host_clock;  // what the host has observed complete
+  sim::Executor executor{memory, checker, events, host_clock};
   sim::Countdown launch_faults;  // fail_nth_launch
+  std::atomic<std::uint64_t> next_launch{1};  // LaunchWork::id
   sim::Countdown copy_faults;    // fail_nth_copy
 
   // Handle registry. Handles are pointers to these objects; the maps decide

@@ -87,7 +87,8 @@ Result SimBackend::launch(const LaunchRequest& request) noexcept {
     return fail(api, Status::invalid_value, std::move(problem));
   }
   sim::LaunchWork work{symbol, request.dims, sim::ParamBuffer(*symbol, request.params),
-                       std::vector<Access>(request.accesses, request.accesses + request.access_count)};
+                       std::vector<Access>(request.accesses, request.accesses + request.access_count),
+                       impl_->next_launch.fetch_add(1, std::memory_order_relaxed)};
   return impl_->submit(api, request.context, request.stream, sim::Work{std::move(work)},
                        &impl_->launch_faults);
 }
@@ -181,6 +182,8 @@ void SimBackend::fail_nth_copy(std::uint64_t n) { impl_->copy_faults.arm(n); }
 std::vector<Violation> SimBackend::violations() const { return impl_->checker.violations(); }
 
 std::uint64_t SimBackend::violation_count() const noexcept { return impl_->checker.count(); }
+
+std::size_t SimBackend::race_check_ranges() const { return impl_->checker.remembered_segments(); }
 
 std::uint64_t SimBackend::live_allocations() const noexcept { return impl_->memory.live_allocations(); }
 

@@ -108,7 +108,7 @@ Result SimBackend::mem_free(ContextHandle ctx, DevicePtr ptr) noexcept {
   if (!impl_->memory.accept_free(ptr, why)) {
     return fail(api, Status::invalid_value, std::move(why));
   }
-  impl_->executor.free_block(ptr, sim::OpLabel{sim::kHostStream, api, true}, sim::Executor::Clock::now());
+  impl_->executor.free_from_host(ptr, api);
   return succeeded(api);
 }
 

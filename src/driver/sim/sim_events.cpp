@@ -57,7 +57,7 @@ EventState Events::state_of(const std::shared_ptr<Record>& record, bool observe)
   if (!record) {
     return {};
   }
-  EventState s{Status::ok, record->stream, false};
+  EventState s{Status::ok, record->stream, false, record->done ? record : nullptr};
   if (!record->done) {
     s.status = Status::not_ready;
   } else if (record->faulted) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "sim_clock.hpp"
 #include "tandem/base/guard.hpp"
 #include "tandem/base/lock.hpp"
 #include "tandem/base/mutex.hpp"
@@ -38,6 +39,9 @@ struct Record {
   bool faulted = false;          // immutable: this is the armed record itself
   std::shared_ptr<Fault> fault;  // immutable pointer: own or inherited fault
   bool done = false;             // guarded by Events::mu_
+  // What the recording stream had seen when its worker reached the record:
+  // written once by that worker before `done`, read only after `done`.
+  VectorClock clock;
 };
 
 struct Event {
@@ -55,6 +59,7 @@ struct EventState {
   Status status = Status::ok;
   std::uint64_t stream = 0;  // the stream of the record queried
   bool inherited = false;    // completion_unknown because of an earlier event
+  std::shared_ptr<const Record> completed;  // the record, when it has completed
 };
 
 class Events {

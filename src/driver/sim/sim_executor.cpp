@@ -53,23 +53,38 @@ std::string who(const OpLabel& label) { return label.what + " on " + stream_name
 
 }  // namespace
 
-void Executor::run(Op& op, std::uint64_t stream) {
+void Executor::run(Op& op, std::uint64_t stream, VectorClock& clock) {
   std::visit(Overloaded{
-                 [&](TimedWork& t) { run_work(t.work, stream, Clock::now() + t.delay); },
+                 [&](TimedWork& t) {
+                   const Epoch epoch = clock.tick(stream);
+                   run_work(t.work, stream, epoch, clock, Clock::now() + t.delay);
+                 },
                  [](MarkerOp&) {},  // completed by the stream as it goes idle
-                 [&](WaitOp& w) { events_.wait(w.record); },
+                 [&](WaitOp& w) {
+                   events_.wait(w.record);
+                   if (w.record) {
+                     clock.join(w.record->clock);  // written before it completed
+                   }
+                 },
              },
              op);
 }
 
-void Executor::run_work(Work& work, std::uint64_t stream, Clock::time_point deadline) {
+void Executor::free_from_host(DevicePtr ptr, const char* api) {
+  Epoch epoch;
+  const VectorClock clock = host_.tick(epoch);
+  free_block(ptr, OpLabel{kHostStream, api, true}, epoch, clock, Clock::now());
+}
+
+void Executor::run_work(Work& work, std::uint64_t stream, const Epoch& epoch, const VectorClock& clock,
+                        Clock::time_point deadline) {
   if (const auto* f = std::get_if<FreeWork>(&work)) {
-    free_block(f->ptr, OpLabel{stream, what_of(work), true}, deadline);
+    free_block(f->ptr, OpLabel{stream, what_of(work), true}, epoch, clock, deadline);
     return;
   }
   const OpLabel label{stream, what_of(work), false};
   const std::vector<Access> accesses = accesses_of(work);
-  const ActiveScope active(checker_, label, accesses);
+  const ActiveScope active(checker_, label, epoch, clock, accesses);
   // An operation that starts while another stream's conflicting one runs is
   // recorded and skipped: its effect would be undefined on a device, and
   // performing it would be a data race inside the sim itself.
@@ -99,7 +114,8 @@ bool Executor::pin_all(const OpLabel& label, std::span<const Access> accesses, s
   return all_live;
 }
 
-bool Executor::translate_pointers(const OpLabel& label, LaunchWork& work, std::vector<Pin>& pins) {
+bool Executor::translate_pointers(const OpLabel& label, LaunchWork& work, std::vector<Pin>& pins,
+                                  std::vector<ParamAddress>& addresses) {
   bool all_live = true;
   for (std::size_t i = 0; i < work.params.count(); ++i) {
     if (work.symbol->params[i].kind != ParamKind::pointer_led) {
@@ -120,6 +136,7 @@ bool Executor::translate_pointers(const OpLabel& label, LaunchWork& work, std::v
         continue;
       }
       host = pin->host;
+      addresses.push_back(ParamAddress{static_cast<int>(i), device, pin->host});
       pins.push_back(std::move(*pin));
     }
     std::memcpy(value, &host, sizeof host);
@@ -131,10 +148,18 @@ void Executor::perform(const OpLabel& label, Work& work, std::vector<Pin>& pins)
   // pins[i] belongs to accesses_of(work)[i]; zero-byte work touches nothing.
   std::visit(Overloaded{
                  [&](LaunchWork& w) {
-                   if (!translate_pointers(label, w, pins)) {
+                   // The declared accesses' pins come first: the frame's windows.
+                   const std::size_t declared = pins.size();
+                   std::vector<ParamAddress> addresses;
+                   if (!translate_pointers(label, w, pins, addresses)) {
                      return;
                    }
                    std::vector<void*> params = w.params.pointers();
+                   LaunchFrame frame(checker_,
+                                     "launch #" + std::to_string(w.id) + " '" + w.symbol->name + "' on " +
+                                         stream_name(label.stream),
+                                     w.accesses, std::span<const Pin>(pins.data(), declared), std::move(addresses));
+                   const HostAccessScope scope(&frame);
                    w.symbol->host(params.data(), w.dims);
                  },
                  [&](CopyWork& w) {
@@ -162,7 +187,8 @@ void Executor::perform(const OpLabel& label, Work& work, std::vector<Pin>& pins)
              work);
 }
 
-void Executor::free_block(DevicePtr ptr, const OpLabel& label, Clock::time_point deadline) {
+void Executor::free_block(DevicePtr ptr, const OpLabel& label, const Epoch& epoch, const VectorClock& clock,
+                          Clock::time_point deadline) {
   std::string why;
   const std::optional<std::size_t> bytes = memory_.block_size(ptr, why);
   if (!bytes) {
@@ -171,7 +197,7 @@ void Executor::free_block(DevicePtr ptr, const OpLabel& label, Clock::time_point
     return;
   }
   const Access whole{ptr, *bytes, AccessMode::write};
-  const ActiveScope active(checker_, label, {&whole, 1});
+  const ActiveScope active(checker_, label, epoch, clock, {&whole, 1});
   std::optional<Block> block = memory_.release(ptr);
   if (!block) {
     checker_.record(Violation::Kind::use_after_free,

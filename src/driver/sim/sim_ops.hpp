@@ -57,6 +57,7 @@ struct LaunchWork {
   LaunchDims dims;
   ParamBuffer params;
   std::vector<Access> accesses;  // as declared by the caller
+  std::uint64_t id = 0;          // the backend's launch count at submission, for messages
 };
 struct CopyWork {
   DevicePtr dst = 0;

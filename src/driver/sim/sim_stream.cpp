@@ -24,7 +24,7 @@ void Stream::start() {
 
 void Stream::worker_loop() {
   for (;;) {
-    Op op;
+    Queued item;
     {
       base::Lock lock(mu_);
       while (queue_.empty() && !closing_) {
@@ -33,16 +33,24 @@ void Stream::worker_loop() {
       if (queue_.empty()) {
         break;  // closed and drained
       }
-      op = std::move(queue_.front());
+      item = std::move(queue_.front());
       queue_.pop_front();
       running_ = true;
     }
-    executor_.run(op, id_);
+    if (item.host && item.host != host_joined_) {
+      clock_.join(*item.host);
+      host_joined_ = item.host;
+    }
+    executor_.run(item.op, id_, clock_);
+    auto* marker = std::get_if<MarkerOp>(&item.op);
+    if (marker != nullptr) {
+      marker->record->clock = clock_;  // published by complete() below
+    }
     base::Lock lock(mu_);
     running_ = false;
     // A record completes here, under mu_, together with the idle state: once
     // an event is seen complete, a query of its stream sees the work done too.
-    if (auto* marker = std::get_if<MarkerOp>(&op)) {
+    if (marker != nullptr) {
       events_.complete(*marker->record);
     }
     if (queue_.empty()) {
@@ -64,7 +72,7 @@ void Stream::enqueue(Command command) {
                      [&](WaitCommand& w) -> Op { return WaitOp{events_.latest(*w.event)}; },
                  },
                  command);
-  queue_.push_back(std::move(op));
+  queue_.push_back(Queued{std::move(op), executor_.host_clock().snapshot()});
   work_cv_.notify_one();
 }
 
@@ -95,7 +103,7 @@ void Stream::submit_all(const std::vector<Command>& commands) {
   }
 }
 
-Status Stream::synchronize() {
+Status Stream::synchronize(VectorClock* seen) {
   base::Lock lock(mu_);
   if (capturing_) {
     return Status::not_permitted;
@@ -103,15 +111,24 @@ Status Stream::synchronize() {
   while (!queue_.empty() || running_) {
     lock.wait(idle_cv_);
   }
+  if (seen != nullptr) {
+    *seen = clock_;
+  }
   return Status::ok;
 }
 
-Status Stream::query() {
+Status Stream::query(VectorClock* seen) {
   base::Lock lock(mu_);
   if (capturing_) {
     return Status::not_permitted;
   }
-  return queue_.empty() && !running_ ? Status::ok : Status::not_ready;
+  if (!queue_.empty() || running_) {
+    return Status::not_ready;
+  }
+  if (seen != nullptr) {
+    *seen = clock_;
+  }
+  return Status::ok;
 }
 
 Status Stream::begin_capture() {

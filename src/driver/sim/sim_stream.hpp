@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "sim_clock.hpp"
 #include "sim_events.hpp"
 #include "sim_executor.hpp"
 #include "sim_ops.hpp"
@@ -42,9 +43,11 @@ class Stream {
   void submit_all(const std::vector<Command>& commands) TANDEM_EXCLUDES(mu_);
 
   // ok when the queue is empty and idle; not_permitted while capturing.
-  Status synchronize() TANDEM_EXCLUDES(mu_);
-  // ok | not_ready | not_permitted (capturing).
-  Status query() TANDEM_EXCLUDES(mu_);
+  // When ok and `seen` is given, it gets the stream's clock as it went idle:
+  // what the host has now observed.
+  Status synchronize(VectorClock* seen = nullptr) TANDEM_EXCLUDES(mu_);
+  // ok | not_ready | not_permitted (capturing); `seen` as for synchronize.
+  Status query(VectorClock* seen = nullptr) TANDEM_EXCLUDES(mu_);
 
   Status begin_capture() TANDEM_EXCLUDES(mu_);                         // not_permitted if already capturing
   Status end_capture(std::vector<Command>& out) TANDEM_EXCLUDES(mu_);  // invalid_value if not
@@ -60,6 +63,13 @@ class Stream {
   void join();
 
  private:
+  // An op and the host's clock when it was submitted: the host's earlier
+  // observations happen before it.
+  struct Queued {
+    Op op;
+    ClockSnapshot host;
+  };
+
   void worker_loop() TANDEM_EXCLUDES(mu_);
   void enqueue(Command command) TANDEM_REQUIRES(mu_);
 
@@ -72,7 +82,7 @@ class Stream {
   mutable base::Mutex mu_;
   std::condition_variable work_cv_;  // under mu_: queue_ not empty, or closing_
   std::condition_variable idle_cv_;  // under mu_: queue_ empty and !running_
-  std::deque<Op> queue_ TANDEM_GUARDED_BY(mu_);
+  std::deque<Queued> queue_ TANDEM_GUARDED_BY(mu_);
   bool running_ TANDEM_GUARDED_BY(mu_) = false;  // the worker is running an op
   bool closing_ TANDEM_GUARDED_BY(mu_) = false;
   bool finished_ TANDEM_GUARDED_BY(mu_) = false;  // the worker has left its loop
@@ -80,6 +90,10 @@ class Stream {
   std::vector<Command> captured_ TANDEM_GUARDED_BY(mu_);
   std::chrono::microseconds delay_ TANDEM_GUARDED_BY(mu_){0};
 
+  // What its next op has seen. The worker changes it only while running_
+  // (set under mu_), so under mu_ with the stream idle anyone may read it.
+  VectorClock clock_;
+  ClockSnapshot host_joined_;  // the worker's own: the host clock last joined
   std::thread worker_;  // started and joined by the owner; never touched by the worker
 };
 

@@ -199,6 +199,7 @@ class Judge final : public detail::CandidateTest {
       const RunResult r = run_once(*sc);
       same = r.outcome == outcome_ && failure_signature(r.report) == signature_;
     }
+    if (same && o_.keep_also && !o_.keep_also(text)) same = false;
     if (!exhausted() || same) cache_.emplace(std::move(text), same);
     return same;
   }

@@ -74,6 +74,24 @@ void prune_sim(ojson& doc) {
   if (sim.empty()) doc.erase("sim");
 }
 
+// Every handle reference `from` -> `to` in the steps: the handle fields of
+// a step (its args' values included), never an `id` (what a step makes).
+void rename_handle(ojson& doc, const std::string& from, const std::string& to) {
+  static const char* const kHandleFields[] = {"of", "from", "src", "dst", "buf", "a", "b"};
+  for (const JsonPtr& p : step_pointers(doc)) {
+    ojson& step = doc[p];
+    for (const char* f : kHandleFields) {
+      const auto it = step.find(f);
+      if (it != step.end() && it->is_string() && it->get<std::string>() == from) *it = to;
+    }
+    const auto args = step.find("args");
+    if (args == step.end() || !args->is_object()) continue;
+    for (auto& [param, v] : args->items()) {
+      if (v.is_string() && v.get<std::string>() == from) v = to;
+    }
+  }
+}
+
 bool is_count(const ojson& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0); }
 
 }  // namespace
@@ -109,6 +127,7 @@ void Reducer::run_to_fixed_point() {
     progress |= pass_threads();
     progress |= pass_streams();
     progress |= pass_buffers();
+    progress |= pass_views();
     progress |= pass_step_fields();
     progress |= pass_top_fields();
   }
@@ -129,6 +148,36 @@ std::vector<std::size_t> Reducer::permutation(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) p[i] = i;
   for (std::size_t i = n; i > 1; --i) std::swap(p[i - 1], p[rng_() % i]);
   return p;
+}
+
+// A view made only to be used goes, its users given its source instead
+// (`peel h2 of h1` then `launch ... h2` becomes `launch ... h1`): chains of
+// views over views (peel of a slice of a peel) collapse to the one the
+// failure needs, which ddmin alone cannot do (removing the view step
+// leaves its users naming nothing).
+bool Reducer::pass_views() {
+  static const std::set<std::string> kViews = {"slice", "peel", "atomic", "as_buffer", "tensor_view"};
+  test_.pass_started("views", doc_);
+  bool changed = false;
+  for (std::size_t k = 0; !stopped(); ++k) {
+    const std::vector<JsonPtr> steps = step_pointers(doc_);
+    if (k >= steps.size()) break;
+    const ojson& step = doc_[steps[k]];
+    if (kViews.count(op_of(step)) == 0 || !step.contains("id") || !step["id"].is_string() || !step.contains("of") ||
+        !step["of"].is_string()) {
+      continue;
+    }
+    const std::string id = step["id"].get<std::string>(), of = step["of"].get<std::string>();
+    ojson c = doc_;
+    const JsonPtr list = steps[k].parent_pointer();
+    c[list].erase(c[list].begin() + static_cast<std::ptrdiff_t>(std::stoul(steps[k].back())));
+    rename_handle(c, id, of);
+    if (attempt(std::move(c))) {
+      changed = true;
+      --k;  // the next step now sits where this one was
+    }
+  }
+  return changed;
 }
 
 // `repeat` to 1 (the field removed: 1 is its default).

@@ -8,10 +8,15 @@
 //
 // It also checks the runtime from below:
 //   - memory of a freed allocation is poisoned; any operation that touches an
-//     address that is no longer allocated, or a free of memory an operation on
-//     another stream is still using, is a `use_after_free` violation;
-//   - two operations on different streams that run at the same time on
-//     overlapping bytes, at least one writing, are an `unordered_conflict`.
+//     address that is no longer allocated, or a free not ordered after every
+//     other use of the block, is a `use_after_free` violation;
+//   - two accesses to overlapping bytes, at least one writing, with no
+//     happens-before order between them (stream order, event waits, host
+//     synchronization or a host query that saw completion), are an
+//     `unordered_conflict` whether or not they ran at the same time;
+//   - a kernel's host reference touching memory outside the launch's
+//     declared accesses, or writing through a read-only one, is refused and
+//     is an `unordered_conflict` too (tandem/driver/host_access.hpp).
 // Violations are recorded, never thrown.
 //
 // Several devices (SimConfig::devices) each have their own capacity and
@@ -142,6 +147,9 @@ class SimBackend final : public Backend {
   void fail_nth_copy(std::uint64_t n);
   [[nodiscard]] std::vector<Violation> violations() const;
   [[nodiscard]] std::uint64_t violation_count() const noexcept;
+  // Byte ranges the happens-before race check remembers accesses of; a
+  // block's are forgotten when it is freed.
+  [[nodiscard]] std::size_t race_check_ranges() const;
   // Live device allocations and their bytes, per the sim's own accounting
   // (a block whose free is queued is live until the free runs, even when a
   // newer block reuses its bytes: the sum may exceed the capacity).

@@ -15,7 +15,8 @@
 // halved, loops of one iteration inlined; threads dropped, or a single
 // thread's steps moved into `steps`; declared streams removed (their users
 // retargeted to a stream of the same device); alloc/foreign `len` to 1 or
-// halved; optional fields removed (a step's optional fields, e.g. `init` →
+// halved; a view step (slice, peel, atomic, as_buffer, tensor_view) removed,
+// its users given its source; optional fields removed (a step's optional fields, e.g. `init` →
 // none; top-level `repeat`, `device`, `conflict_policy`; `expect` keys;
 // `sim` entries: memory, each stream delay, each fault).
 //
@@ -94,6 +95,11 @@ struct ShrinkOptions {
   unsigned confirm = 1;
   std::string file_label = "<text>";  // for the loader's messages
   std::function<void(const ShrinkProgress&)> progress;  // after each run; optional
+  // Optional: a candidate that fails the same way is kept only if this also
+  // holds for its text (`tandem shrink --reference-env`: it passes on a
+  // reference, so a reduction cannot keep the failure by breaking the
+  // file's own expectations, e.g. an expect_error whose cause was removed).
+  std::function<bool(const std::string&)> keep_also;
 };
 
 enum class ShrinkStatus : std::uint8_t {
