@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bandwidth of the Tile bandwidth kernels (kernels/README.md: copy and
 // transpose reach >= 80 % of device-to-device copy bandwidth on 1 GiB f32
 // tensors), measured against a raw driver device-to-device copy of the same
@@ -34,9 +35,9 @@ using tandem::DType;
 using tandem::View;
 namespace k = tandem::kernels;
 
-constexpr std::int64_t kSide = 16384;                                  // 16384 x 16384 f32
+constexpr std::int64_t kSide = 16384;                                           // 16384 x 16384 f32
 constexpr std::uint64_t kElements = static_cast<std::uint64_t>(kSide) * kSide;  // 2^28
-constexpr std::uint64_t kBytes = kElements * sizeof(float);             // 1 GiB
+constexpr std::uint64_t kBytes = kElements * sizeof(float);                     // 1 GiB
 constexpr int kBatch = 10;       // submissions between two synchronizations
 constexpr int kIterations = 20;  // timed batches per benchmark
 constexpr int kWarmup = 3;
@@ -54,9 +55,9 @@ struct Bandwidth {
   tandem::Platform& platform = env.platform;
   tandem::Context& ctx = env.ctx;
   tandem::Stream& stream = env.stream;
-  View src;    // tensor [kSide, kSide]
-  View dst;    // tensor [kSide, kSide]
-  View src1;   // the same memory as a rank-1 tensor [2^28]
+  View src;   // tensor [kSide, kSide]
+  View dst;   // tensor [kSide, kSide]
+  View src1;  // the same memory as a rank-1 tensor [2^28]
   View dst1;
   View src_buf;  // the same memory as borrowed buffers (tandem::copy)
   View dst_buf;
@@ -104,8 +105,8 @@ struct Bandwidth {
   }
 
   void raw_memcpy() {
-    const tandem::driver::Result r = platform.backend().memcpy_async(ctx.native(), dst.device_ptr(), src.device_ptr(),
-                                                                     kBytes, stream.native());
+    const tandem::driver::Result r = platform.backend().memcpy_async(
+        ctx.native(), dst.device_ptr(), src.device_ptr(), kBytes, stream.native());
     if (!r.ok()) throw std::runtime_error("memcpy_async: " + platform.backend().describe(r));
   }
 };
@@ -135,7 +136,8 @@ double run_batches(benchmark::State& st, Bandwidth& e, double bytes_per_submissi
   st.SetBytesProcessed(static_cast<std::int64_t>(bytes));
   const double bps = total > 0 ? bytes / total : 0.0;
   st.counters["GBps"] = benchmark::Counter(bps / 1e9);
-  st.counters["ms_per_op"] = benchmark::Counter(total * 1e3 / (kBatch * static_cast<double>(st.iterations())));
+  st.counters["ms_per_op"] =
+      benchmark::Counter(total * 1e3 / (kBatch * static_cast<double>(st.iterations())));
   return bps;
 }
 
@@ -174,7 +176,8 @@ void BM_TandemCopy_1GiB(benchmark::State& st) {
   if (b == nullptr) return;
   guarded(st, [&] {
     Bandwidth& e = *b;
-    const double bps = run_batches(st, e, 2.0 * kBytes, [&] { (void)tandem::copy(e.stream, e.src_buf, e.dst_buf); });
+    const double bps =
+        run_batches(st, e, 2.0 * kBytes, [&] { (void)tandem::copy(e.stream, e.src_buf, e.dst_buf); });
     report_ratio(st, e, bps);
   });
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "bench_env.hpp"
 
 #include <algorithm>
@@ -35,7 +36,8 @@ tandem::Platform open_platform() {
     backend = tandem::driver::load_cuda_backend(why);
     if (!backend) throw std::runtime_error("the cuda backend is not available: " + why);
   } else {
-    throw std::runtime_error("TANDEM_BENCH_BACKEND must be cuda, sim or host, not '" + std::string(kind) + "'");
+    throw std::runtime_error("TANDEM_BENCH_BACKEND must be cuda, sim or host, not '" + std::string(kind) +
+                             "'");
   }
   // TANDEM_BENCH_DRIVER_TIMING=1 (diagnostic): driver_timing.hpp.
   if (env_flag("TANDEM_BENCH_DRIVER_TIMING")) backend = make_driver_timing_backend(std::move(backend));
@@ -49,7 +51,8 @@ tandem::ContextOptions context_options() {
   tandem::ContextOptions o;
   if (const char* v = std::getenv("TANDEM_BENCH_SHARE_EVENTS")) {
     const std::string_view s(v);
-    if (s != "0" && s != "1") throw std::runtime_error("TANDEM_BENCH_SHARE_EVENTS must be 0 or 1, not '" + std::string(s) + "'");
+    if (s != "0" && s != "1")
+      throw std::runtime_error("TANDEM_BENCH_SHARE_EVENTS must be 0 or 1, not '" + std::string(s) + "'");
     o.share_completion_events = s == "1";
   }
   return o;
@@ -185,11 +188,12 @@ void LeakWatch::report(benchmark::State& st) const {
   const tandem::RuntimeStats s = e_.ctx.stats();
   st.counters["leaked_allocations"] =
       static_cast<double>(s.live_allocations > live_ ? s.live_allocations - live_ : 0);
-  st.counters["quarantined_submissions"] =
-      static_cast<double>(s.quarantined_submissions > quarantined_ ? s.quarantined_submissions - quarantined_ : 0);
+  st.counters["quarantined_submissions"] = static_cast<double>(
+      s.quarantined_submissions > quarantined_ ? s.quarantined_submissions - quarantined_ : 0);
   const std::uint64_t submitted = s.submissions_total - submitted_;
   st.counters["shared_event_fraction"] =
-      submitted ? static_cast<double>(s.shared_event_submissions - shared_) / static_cast<double>(submitted) : 0.0;
+      submitted ? static_cast<double>(s.shared_event_submissions - shared_) / static_cast<double>(submitted)
+                : 0.0;
   st.counters["quiet_tail_markers"] = static_cast<double>(s.quiet_tail_markers - tail_markers_);
 }
 

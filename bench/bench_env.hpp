@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_env.hpp — what every benchmark of tandem_bench shares: one device,
 // context and stream, the lane streams of the threaded benchmarks, the raw
 // driver, and small helpers (skip with a reason, latency percentiles, leak

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "driver_timing.hpp"
 
 #include <algorithm>
@@ -152,9 +153,10 @@ void driver_log_dump() {
   if (path == nullptr || !g_log_on.load(std::memory_order_acquire)) return;
   std::FILE* f = std::fopen(path, "w");
   if (f == nullptr) throw std::runtime_error(std::string("TANDEM_BENCH_DRIVER_LOG: cannot write ") + path);
-  std::fprintf(f, "# t0_ns t1_ns call main status; calls: 0 launch 1 event_record 2 event_query "
-                  "3 stream_wait_event 10 mem_free_async 11 mem_alloc_async, marks 100 and up "
-                  "(driver_timing.hpp); main: 1 = the benchmark thread\n");
+  std::fprintf(f,
+               "# t0_ns t1_ns call main status; calls: 0 launch 1 event_record 2 event_query "
+               "3 stream_wait_event 10 mem_free_async 11 mem_alloc_async, marks 100 and up "
+               "(driver_timing.hpp); main: 1 = the benchmark thread\n");
   const std::size_t n = std::min(g_log_n.load(), g_log.size());
   for (std::size_t i = 0; i < n; ++i) {
     const LogEntry& e = g_log[i];
@@ -171,8 +173,10 @@ DriverTimes driver_times() {
   const Totals* t = g_totals.load(std::memory_order_acquire);
   if (t == nullptr) return out;
   for (std::size_t i = 0; i < kDriverCalls; ++i) {
-    out.main[i] = {t->main[i].calls.load(std::memory_order_relaxed), t->main[i].ns.load(std::memory_order_relaxed)};
-    out.other[i] = {t->other[i].calls.load(std::memory_order_relaxed), t->other[i].ns.load(std::memory_order_relaxed)};
+    out.main[i] = {t->main[i].calls.load(std::memory_order_relaxed),
+                   t->main[i].ns.load(std::memory_order_relaxed)};
+    out.other[i] = {t->other[i].calls.load(std::memory_order_relaxed),
+                    t->other[i].ns.load(std::memory_order_relaxed)};
   }
   return out;
 }

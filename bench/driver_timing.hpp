@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // driver_timing.hpp — diagnostic (TANDEM_BENCH_DRIVER_TIMING=1): the
 // backend with the time spent in its per-launch calls counted, split by the
 // calling thread (the benchmark's main thread, or any other: the
@@ -32,7 +33,8 @@ struct DriverTimes {
 };
 
 // Wraps `inner`; while it lives, driver_times() reads its totals.
-std::unique_ptr<tandem::driver::Backend> make_driver_timing_backend(std::unique_ptr<tandem::driver::Backend> inner);
+std::unique_ptr<tandem::driver::Backend> make_driver_timing_backend(
+    std::unique_ptr<tandem::driver::Backend> inner);
 // True when a timing backend is installed.
 [[nodiscard]] bool driver_timing_on();
 [[nodiscard]] DriverTimes driver_times();
@@ -42,7 +44,8 @@ std::unique_ptr<tandem::driver::Backend> make_driver_timing_backend(std::unique_
 // marks of its own (the round trip's phases: 100 call, 101 launch returned,
 // 102 retired, 103 freed). No-ops without the log.
 inline constexpr std::uint32_t kLogFree = 10, kLogAlloc = 11;
-inline constexpr std::uint32_t kMarkTripStart = 100, kMarkLaunched = 101, kMarkRetired = 102, kMarkFreed = 103;
+inline constexpr std::uint32_t kMarkTripStart = 100, kMarkLaunched = 101, kMarkRetired = 102,
+                               kMarkFreed = 103;
 void driver_log_mark(std::uint32_t what);
 // Writes the log to the path, one line per entry (a header line says what
 // the columns hold).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph replay: N launches of the SIMT copy captured once, replayed per
 // iteration. Raw: the driver's own stream capture and cuGraphLaunch; tracked:
 // Graph::capture and Graph::replay (one submission whose leases are the
@@ -63,7 +64,11 @@ void BM_TrackedGraphReplay(benchmark::State& st) {
 }  // namespace
 
 void register_graph_benchmarks() {
-  benchmark::RegisterBenchmark("BM_RawGraphReplay", BM_RawGraphReplay)->Arg(1)->Arg(8)->Iterations(kReplays)->UseRealTime();
+  benchmark::RegisterBenchmark("BM_RawGraphReplay", BM_RawGraphReplay)
+      ->Arg(1)
+      ->Arg(8)
+      ->Iterations(kReplays)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("BM_TrackedGraphReplay", BM_TrackedGraphReplay)
       ->Arg(1)
       ->Arg(8)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // heap_count.cpp — the counting operator new / delete of tandem_bench
 // (heap_count.hpp says what is counted and why).
 #include "heap_count.hpp"
@@ -68,9 +69,12 @@ constexpr std::uint64_t kSizeMask = (std::uint64_t{1} << 48) - 1;
 
 std::uint8_t current_account() noexcept {
   switch (static_cast<Kind>(t_kind)) {
-    case Kind::driver: return driver;
-    case Kind::bench: return bench;
-    case Kind::tandem: break;
+    case Kind::driver:
+      return driver;
+    case Kind::bench:
+      return bench;
+    case Kind::tandem:
+      break;
   }
   return t_measuring ? tandem_main : tandem_other;
 }
@@ -162,10 +166,10 @@ void release(void* p) noexcept {
 
 namespace d = tandem::driver;
 
-#define TANDEM_DRIVER_SCOPED(name, params, args)      \
-  d::Result name params noexcept override {           \
-    const Scope scope(Kind::driver);                  \
-    return ForwardingBackend::name args;              \
+#define TANDEM_DRIVER_SCOPED(name, params, args) \
+  d::Result name params noexcept override {      \
+    const Scope scope(Kind::driver);             \
+    return ForwardingBackend::name args;         \
   }
 
 class DriverScopedBackend final : public d::ForwardingBackend {
@@ -198,35 +202,45 @@ class DriverScopedBackend final : public d::ForwardingBackend {
   TANDEM_DRIVER_SCOPED(event_record, (d::ContextHandle ctx, d::EventHandle e, d::StreamHandle s), (ctx, e, s))
   TANDEM_DRIVER_SCOPED(event_query, (d::ContextHandle ctx, d::EventHandle e), (ctx, e))
   TANDEM_DRIVER_SCOPED(event_synchronize, (d::ContextHandle ctx, d::EventHandle e), (ctx, e))
-  TANDEM_DRIVER_SCOPED(stream_wait_event, (d::ContextHandle ctx, d::StreamHandle s, d::EventHandle e), (ctx, s, e))
+  TANDEM_DRIVER_SCOPED(stream_wait_event, (d::ContextHandle ctx, d::StreamHandle s, d::EventHandle e),
+                       (ctx, s, e))
   TANDEM_DRIVER_SCOPED(pool_create, (d::ContextHandle ctx, d::PoolHandle& out), (ctx, out))
   TANDEM_DRIVER_SCOPED(pool_destroy, (d::ContextHandle ctx, d::PoolHandle p), (ctx, p))
   TANDEM_DRIVER_SCOPED(pool_trim, (d::ContextHandle ctx, d::PoolHandle p, std::size_t keep), (ctx, p, keep))
   TANDEM_DRIVER_SCOPED(mem_alloc_async,
-                       (d::ContextHandle ctx, d::PoolHandle p, std::size_t bytes, d::StreamHandle s, d::DevicePtr& out),
+                       (d::ContextHandle ctx, d::PoolHandle p, std::size_t bytes, d::StreamHandle s,
+                        d::DevicePtr& out),
                        (ctx, p, bytes, s, out))
-  TANDEM_DRIVER_SCOPED(mem_free_async, (d::ContextHandle ctx, d::DevicePtr ptr, d::StreamHandle s), (ctx, ptr, s))
-  TANDEM_DRIVER_SCOPED(mem_alloc, (d::ContextHandle ctx, std::size_t bytes, d::DevicePtr& out), (ctx, bytes, out))
+  TANDEM_DRIVER_SCOPED(mem_free_async, (d::ContextHandle ctx, d::DevicePtr ptr, d::StreamHandle s),
+                       (ctx, ptr, s))
+  TANDEM_DRIVER_SCOPED(mem_alloc, (d::ContextHandle ctx, std::size_t bytes, d::DevicePtr& out),
+                       (ctx, bytes, out))
   TANDEM_DRIVER_SCOPED(mem_free, (d::ContextHandle ctx, d::DevicePtr ptr), (ctx, ptr))
   TANDEM_DRIVER_SCOPED(mem_info, (d::ContextHandle ctx, std::size_t& free_bytes, std::size_t& total_bytes),
                        (ctx, free_bytes, total_bytes))
   TANDEM_DRIVER_SCOPED(memcpy_async,
-                       (d::ContextHandle ctx, d::DevicePtr dst, d::DevicePtr src, std::size_t bytes, d::StreamHandle s),
+                       (d::ContextHandle ctx, d::DevicePtr dst, d::DevicePtr src, std::size_t bytes,
+                        d::StreamHandle s),
                        (ctx, dst, src, bytes, s))
   TANDEM_DRIVER_SCOPED(upload_async,
-                       (d::ContextHandle ctx, d::DevicePtr dst, const void* src, std::size_t bytes, d::StreamHandle s),
+                       (d::ContextHandle ctx, d::DevicePtr dst, const void* src, std::size_t bytes,
+                        d::StreamHandle s),
                        (ctx, dst, src, bytes, s))
   TANDEM_DRIVER_SCOPED(download_async,
-                       (d::ContextHandle ctx, void* dst, d::DevicePtr src, std::size_t bytes, d::StreamHandle s),
+                       (d::ContextHandle ctx, void* dst, d::DevicePtr src, std::size_t bytes,
+                        d::StreamHandle s),
                        (ctx, dst, src, bytes, s))
   TANDEM_DRIVER_SCOPED(memset8_async,
-                       (d::ContextHandle ctx, d::DevicePtr dst, std::uint8_t value, std::size_t count, d::StreamHandle s),
+                       (d::ContextHandle ctx, d::DevicePtr dst, std::uint8_t value, std::size_t count,
+                        d::StreamHandle s),
                        (ctx, dst, value, count, s))
-  TANDEM_DRIVER_SCOPED(kernel_function, (d::ContextHandle ctx, const d::KernelSymbol& symbol, d::FunctionHandle& out),
+  TANDEM_DRIVER_SCOPED(kernel_function,
+                       (d::ContextHandle ctx, const d::KernelSymbol& symbol, d::FunctionHandle& out),
                        (ctx, symbol, out))
   TANDEM_DRIVER_SCOPED(launch, (const d::LaunchRequest& request), (request))
   TANDEM_DRIVER_SCOPED(capture_begin, (d::ContextHandle ctx, d::StreamHandle s), (ctx, s))
-  TANDEM_DRIVER_SCOPED(capture_end, (d::ContextHandle ctx, d::StreamHandle s, d::GraphHandle& out), (ctx, s, out))
+  TANDEM_DRIVER_SCOPED(capture_end, (d::ContextHandle ctx, d::StreamHandle s, d::GraphHandle& out),
+                       (ctx, s, out))
   TANDEM_DRIVER_SCOPED(graph_launch, (d::ContextHandle ctx, d::GraphHandle g, d::StreamHandle s), (ctx, g, s))
   TANDEM_DRIVER_SCOPED(graph_destroy, (d::ContextHandle ctx, d::GraphHandle g), (ctx, g))
 };
@@ -257,7 +271,8 @@ Counts Counts::since(const Counts& before) const {
     c.untagged_bytes[a] = untagged_bytes[a] - before.untagged_bytes[a];
     c.untagged_blocks[a] = untagged_blocks[a] - before.untagged_blocks[a];
   }
-  for (std::size_t i = 0; i < c.tandem_by_size.size(); ++i) c.tandem_by_size[i] = tandem_by_size[i] - before.tandem_by_size[i];
+  for (std::size_t i = 0; i < c.tandem_by_size.size(); ++i)
+    c.tandem_by_size[i] = tandem_by_size[i] - before.tandem_by_size[i];
   return c;
 }
 
@@ -281,7 +296,8 @@ Counts Window::close() {
   return end.since(start_);
 }
 
-std::unique_ptr<tandem::driver::Backend> make_driver_scoped_backend(std::unique_ptr<tandem::driver::Backend> inner) {
+std::unique_ptr<tandem::driver::Backend> make_driver_scoped_backend(
+    std::unique_ptr<tandem::driver::Backend> inner) {
   return std::make_unique<DriverScopedBackend>(std::move(inner));
 }
 
@@ -297,7 +313,9 @@ void* operator new[](std::size_t n) { return hc::allocate(n, 0); }
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return hc::allocate_nothrow(n, 0); }
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return hc::allocate_nothrow(n, 0); }
 void* operator new(std::size_t n, std::align_val_t a) { return hc::allocate(n, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t n, std::align_val_t a) { return hc::allocate(n, static_cast<std::size_t>(a)); }
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return hc::allocate(n, static_cast<std::size_t>(a));
+}
 void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
   return hc::allocate_nothrow(n, static_cast<std::size_t>(a));
 }

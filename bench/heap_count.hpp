@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // heap_count.hpp — tandem's own host heap, measured through the allocator.
 //
 // tandem_bench replaces the global operator new and delete (heap_count.cpp)
@@ -100,7 +101,8 @@ class Window {
 };
 
 // Every call of `inner` made under Scope(Kind::driver).
-std::unique_ptr<tandem::driver::Backend> make_driver_scoped_backend(std::unique_ptr<tandem::driver::Backend> inner);
+std::unique_ptr<tandem::driver::Backend> make_driver_scoped_backend(
+    std::unique_ptr<tandem::driver::Backend> inner);
 
 // glibc's chunk for a block of `n` requested bytes (see above).
 [[nodiscard]] constexpr std::int64_t chunk_bytes(std::size_t n) noexcept {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem's own host heap per live allocation and per in-flight submission,
 // measured through the allocator (heap_count.hpp), on the host-only backend
 // (host_only_backend.hpp) with every driver call's allocations excluded.
@@ -64,7 +65,8 @@ constexpr tandem::driver::LaunchDims kOneBlock{{1, 1, 1}, {32, 1, 1}, 0};
 std::string not_measured_here() {
   const char* b = std::getenv("TANDEM_BENCH_BACKEND");
   if (b == nullptr || std::string_view(b) != "host") {
-    return "not measured: only with TANDEM_BENCH_BACKEND=host (scripts/bench's host-only pass); on a device the "
+    return "not measured: only with TANDEM_BENCH_BACKEND=host (scripts/bench's host-only pass); on a device "
+           "the "
            "driver's own threads would be counted as tandem's";
   }
   std::string why;
@@ -121,7 +123,8 @@ void report(benchmark::State& st, const heap::Counts& c, std::int64_t n, const c
   const std::string u(unit);
   st.counters["bytes_per_" + u] = per(c.tandem_bytes());
   st.counters["blocks_per_" + u] = per(c.tandem_blocks());
-  st.counters["requested_bytes_per_" + u] = per(c.requested[heap::tandem_main] + c.requested[heap::tandem_other]);
+  st.counters["requested_bytes_per_" + u] =
+      per(c.requested[heap::tandem_main] + c.requested[heap::tandem_other]);
   st.counters["other_thread_bytes_per_" + u] = per(c.bytes[heap::tandem_other]);
   st.counters["driver_bytes_per_" + u] = per(c.bytes[heap::driver]);
   st.counters["bench_bytes"] = static_cast<double>(c.bytes[heap::bench]);
@@ -207,17 +210,19 @@ void BM_HostBytesPerSubmission(benchmark::State& st) {
     {
       heap::Window w;
       for (std::int64_t j = 0; j < kSubmissions; ++j) {
-        launch_copy(own.stream, bufs[2 * static_cast<std::size_t>(j)], bufs[2 * static_cast<std::size_t>(j) + 1]);
+        launch_copy(own.stream, bufs[2 * static_cast<std::size_t>(j)],
+                    bufs[2 * static_cast<std::size_t>(j) + 1]);
       }
       c = w.close();
     }
     const auto armed = Clock::now() - t0;
     const std::uint64_t pending = own.ctx.stats().pending_submissions;
     if (armed >= kHold || pending < static_cast<std::uint64_t>(kSubmissions)) {
-      throw std::runtime_error("the submissions did not stay in flight (" + std::to_string(pending) + " of " +
-                               std::to_string(kSubmissions) + " pending after " +
-                               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(armed).count()) +
-                               " ms of a " + std::to_string(kHold.count()) + " ms hold)");
+      throw std::runtime_error(
+          "the submissions did not stay in flight (" + std::to_string(pending) + " of " +
+          std::to_string(kSubmissions) + " pending after " +
+          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(armed).count()) + " ms of a " +
+          std::to_string(kHold.count()) + " ms hold)");
     }
     report(st, c, kSubmissions, "submission");
     st.counters["leases_per_submission"] = 2;

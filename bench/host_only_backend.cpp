@@ -1,17 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "host_only_backend.hpp"
 
 #include <array>
-#include <memory>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "bench_env.hpp"
-#include "tandem/driver/forwarding_backend.hpp"
 #include "tandem/driver/backend.hpp"  // make_sim_backend
+#include "tandem/driver/forwarding_backend.hpp"
 
 namespace tandem_bench {
 
@@ -76,7 +77,8 @@ class RecordTimes {
   // The slots live behind a pointer: a lookup from a const method may
   // still claim a slot when `insert` asks for one.
   Slot* find(void* key, bool insert) const noexcept {
-    const auto h = static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ULL);
+    const auto h =
+        static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ULL);
     for (std::size_t i = 0; i < kSlots; ++i) {
       Slot& s = slots_[(h + i) & (kSlots - 1)];
       void* k = s.key.load(std::memory_order_acquire);
@@ -153,8 +155,9 @@ class HostOnlyBackend final : public d::ForwardingBackend {
     return inner().stream_synchronize(ctx, s);
   }
   d::Result event_record(d::ContextHandle, d::EventHandle e, d::StreamHandle s) noexcept override {
-    return times_->record(e, busy_->start_ns(s)) ? d::kOk
-                                                  : d::Result{d::Status::out_of_memory, 0, "host-only: event table full"};
+    return times_->record(e, busy_->start_ns(s))
+               ? d::kOk
+               : d::Result{d::Status::out_of_memory, 0, "host-only: event table full"};
   }
   d::Result event_query(d::ContextHandle, d::EventHandle e) noexcept override {
     return times_->complete(e) ? d::kOk : d::Result{d::Status::not_ready, 0, "host-only event"};
@@ -175,7 +178,8 @@ class HostOnlyBackend final : public d::ForwardingBackend {
                          d::StreamHandle) noexcept override {
     return d::kOk;
   }
-  d::Result download_async(d::ContextHandle, void*, d::DevicePtr, std::size_t, d::StreamHandle) noexcept override {
+  d::Result download_async(d::ContextHandle, void*, d::DevicePtr, std::size_t,
+                           d::StreamHandle) noexcept override {
     return d::kOk;
   }
   d::Result memset8_async(d::ContextHandle, d::DevicePtr, std::uint8_t, std::size_t,
@@ -189,12 +193,15 @@ class HostOnlyBackend final : public d::ForwardingBackend {
     if (!is_spin(r.symbol) || r.params == nullptr) return d::kOk;
     std::uint64_t ns = 0;
     std::memcpy(&ns, r.params[1], sizeof ns);
-    return busy_->spin(r.stream, ns) ? d::kOk
-                                      : d::Result{d::Status::invalid_value, 0, "host-only: too many spinning streams"};
+    return busy_->spin(r.stream, ns)
+               ? d::kOk
+               : d::Result{d::Status::invalid_value, 0, "host-only: too many spinning streams"};
   }
   // As the CUDA driver: launches ignore the declared accesses.
   [[nodiscard]] bool reads_declared_accesses() const noexcept override { return false; }
-  d::Result graph_launch(d::ContextHandle, d::GraphHandle, d::StreamHandle) noexcept override { return d::kOk; }
+  d::Result graph_launch(d::ContextHandle, d::GraphHandle, d::StreamHandle) noexcept override {
+    return d::kOk;
+  }
 
  private:
   // By name, remembered per thread for the last symbol (a name search per
@@ -216,6 +223,8 @@ class HostOnlyBackend final : public d::ForwardingBackend {
 
 }  // namespace
 
-std::unique_ptr<tandem::driver::Backend> make_host_only_backend() { return std::make_unique<HostOnlyBackend>(); }
+std::unique_ptr<tandem::driver::Backend> make_host_only_backend() {
+  return std::make_unique<HostOnlyBackend>();
+}
 
 }  // namespace tandem_bench

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "lanes.hpp"
 
 #include <pthread.h>
@@ -57,8 +58,8 @@ void pin_to(int cpu) {
 
 }  // namespace
 
-LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw, LaneProbe probe,
-                  std::int64_t drain_every) {
+LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, RawLaneOptions raw,
+                  LaneProbe probe, std::int64_t drain_every) {
   if (threads < 1 || threads > static_cast<int>(e.lanes.size())) throw std::runtime_error("bad thread count");
   if (drain_every < 0 || (drain_every > 0 && probe.detail)) {
     throw std::runtime_error("run_lanes: drain_every must be >= 0, and 0 with probe.detail");
@@ -110,7 +111,8 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
       const auto last = *std::max_element(round_done.begin(), round_done.end());
       rounds_s += std::chrono::duration<double>(last - round_start).count();
       for (std::size_t t = 0; t < lanes_n; ++t) {
-        lane_rounds_s[t] += std::chrono::duration<double>(std::max(round_done[t], round_start) - round_start).count();
+        lane_rounds_s[t] +=
+            std::chrono::duration<double>(std::max(round_done[t], round_start) - round_start).count();
       }
     }
     round_start = now;
@@ -221,7 +223,8 @@ LaneRun run_lanes(Env& e, int threads, std::int64_t per_thread, bool tracked, Ra
     if (ev) (void)b.event_destroy(e.ctx.native(), ev);
   }
   if (drain_every > 0) out.seconds = rounds_s;
-  out.launches_per_s = out.seconds > 0 ? static_cast<double>(threads) * static_cast<double>(per_thread) / out.seconds : 0.0;
+  out.launches_per_s =
+      out.seconds > 0 ? static_cast<double>(threads) * static_cast<double>(per_thread) / out.seconds : 0.0;
   if (out.error.empty() && drain_every > 0) {
     const auto [first, last] = std::minmax_element(lane_rounds_s.begin(), lane_rounds_s.end());
     out.fastest_lane_s = *first;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lanes.hpp — K host threads launching at once, each on its own lane stream.
 //
 // Each thread prepares its SIMT copy (its own two views on its own lane)
@@ -20,25 +21,25 @@ namespace tandem_bench {
 // One lane's run, looked at closely (LaneProbe::detail): whether a slow
 // lane was slow at every launch, stalled now and then, or off the CPU.
 struct LaneDetail {
-  double submit_s = 0;          // start latch to its last launch submitted
-  double cpu_s = 0;             // the thread's CPU time over the same span
-  std::int64_t stalls = 0;      // launches that took >= kStallUs
-  double stall_s = 0;           // their time together
-  double longest_us = 0;        // the slowest launch
-  int cpu_first = -1;           // the CPU it started and ended on
+  double submit_s = 0;      // start latch to its last launch submitted
+  double cpu_s = 0;         // the thread's CPU time over the same span
+  std::int64_t stalls = 0;  // launches that took >= kStallUs
+  double stall_s = 0;       // their time together
+  double longest_us = 0;    // the slowest launch
+  int cpu_first = -1;       // the CPU it started and ended on
   int cpu_last = -1;
   static constexpr double kStallUs = 20;
 };
 
 struct LaneRun {
-  double seconds = 0;           // wall time, start latch to the last lane drained (rounds: their sum)
-  double launches_per_s = 0;    // aggregate
+  double seconds = 0;         // wall time, start latch to the last lane drained (rounds: their sum)
+  double launches_per_s = 0;  // aggregate
   // When the fastest and the slowest lane had submitted their last launch,
   // from the start latch: their ratio says whether the aggregate is held
   // back by one starved lane or by all of them alike.
   double fastest_lane_s = 0;
   double slowest_lane_s = 0;
-  std::string error;            // the first thread's failure, if any
+  std::string error;               // the first thread's failure, if any
   std::vector<LaneDetail> detail;  // per lane, when LaneProbe::detail asked for it
   // With detail: launches that ran past 5 ms (TANDEM_BENCH_STALL_US), each
   // sampled once (what the thread was doing: stall_sampler.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launch cost on one host thread: raw cuLaunchKernel against tracked
 // launches of the same kernel with the same arguments on the same stream
 // (one read view, one write view, the future dropped), for a SIMT and a
@@ -36,7 +37,8 @@ void raw_loop(benchmark::State& st, KernelKind kind) {
   if (d == nullptr) return;
   guarded(st, [&] {
     PreparedLaunch k(*e, e->stream, kind);
-    if (const int rc = k.raw(*d); rc != 0) throw std::runtime_error("cuLaunchKernel: CUresult " + std::to_string(rc));
+    if (const int rc = k.raw(*d); rc != 0)
+      throw std::runtime_error("cuLaunchKernel: CUresult " + std::to_string(rc));
     for (auto _ : st) k.raw(*d);
     e->drain();
   });
@@ -118,13 +120,13 @@ void BM_RawLaunchWhileQuerying(benchmark::State& st) {
 }  // namespace
 
 void register_launch_benchmarks() {
-  for (auto [name, fn] : {std::pair{"BM_RawLaunch", &BM_RawLaunch},
-                          std::pair{"BM_TrackedSimtLaunch", &BM_TrackedSimtLaunch},
-                          std::pair{"BM_CatalogSimtLaunch", &BM_CatalogSimtLaunch},
-                          std::pair{"BM_RawTileLaunch", &BM_RawTileLaunch},
-                          std::pair{"BM_TrackedTileLaunch", &BM_TrackedTileLaunch},
-                          std::pair{"BM_CatalogTileLaunch", &BM_CatalogTileLaunch},
-                          std::pair{"BM_RawLaunchEventRecord", &BM_RawLaunchEventRecord}}) {
+  for (auto [name, fn] :
+       {std::pair{"BM_RawLaunch", &BM_RawLaunch}, std::pair{"BM_TrackedSimtLaunch", &BM_TrackedSimtLaunch},
+        std::pair{"BM_CatalogSimtLaunch", &BM_CatalogSimtLaunch},
+        std::pair{"BM_RawTileLaunch", &BM_RawTileLaunch},
+        std::pair{"BM_TrackedTileLaunch", &BM_TrackedTileLaunch},
+        std::pair{"BM_CatalogTileLaunch", &BM_CatalogTileLaunch},
+        std::pair{"BM_RawLaunchEventRecord", &BM_RawLaunchEventRecord}}) {
     benchmark::RegisterBenchmark(name, fn)->Iterations(kLaunches)->UseRealTime();
   }
   benchmark::RegisterBenchmark("BM_RawLaunchWhileQuerying", BM_RawLaunchWhileQuerying)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The launch benchmarks again, with the runtime under load: 100,000 live
 // allocations and 10,000 tracked submissions in flight (loaded_state.hpp).
 // The measured launches touch none of the loaded allocations, so what they
@@ -129,10 +130,10 @@ void BM_PairedLaunchThreadsLoaded(benchmark::State& st) {
       for (std::int64_t p = 0; p < kLoadedPairs; ++p) {
         const LoadedState& load = LoadedState::ready(*e, kNeed);
         const std::size_t at_start = load.in_flight();
-        const auto [raw, tracked] = run_pair(
-            [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, p,
-            [&] { return run_lanes(*e, k, kPerThread, false, {}, {}, kDrainEvery); },
-            [&] { return run_lanes(*e, k, kPerThread, true, {}, {}, kDrainEvery); });
+        const auto [raw, tracked] =
+            run_pair([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, p,
+                     [&] { return run_lanes(*e, k, kPerThread, false, {}, {}, kDrainEvery); },
+                     [&] { return run_lanes(*e, k, kPerThread, true, {}, {}, kDrainEvery); });
         load.check_held(st, at_start);
         pairs.add(raw, tracked);
       }
@@ -178,7 +179,8 @@ void paired_loaded(benchmark::State& st, KernelKind kind) {
         const auto t1 = Clock::now();
         e->stream.synchronize();
         ns += std::chrono::duration<double, std::nano>(t1 - t0).count();
-        longest_drain_ms = std::max(longest_drain_ms, std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
+        longest_drain_ms =
+            std::max(longest_drain_ms, std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
         done += n;
       }
       return ns / static_cast<double>(kStateSegment);
@@ -191,28 +193,29 @@ void paired_loaded(benchmark::State& st, KernelKind kind) {
         pause();
         return std::pair{0.0, tracked()};
       }
-      return run_pair(pause, p, [&] { return segment([&] { k.raw(*d); }); }, tracked);
+      return run_pair(
+          pause, p, [&] { return segment([&] { k.raw(*d); }); }, tracked);
     };
     TimePairs tracked_pairs, raw_pairs;  // empty against loaded
     double seconds = 0;
     for (auto _ : st) {
       for (std::int64_t p = 0; p < kStatePairs; ++p) {
-        const auto [empty, loaded] = run_pair(
-            [] {}, p,
-            [&] {
-              load.unload();
-              return measure(p);
-            },
-            [&] {
-              load.load(kPairHold);
-              const std::size_t at_start = load.in_flight();
-              const auto f = measure(p);
-              load.check_held(st, at_start);
-              return f;
-            });
+        const auto [empty, loaded] = run_pair([] {}, p,
+                                              [&] {
+                                                load.unload();
+                                                return measure(p);
+                                              },
+                                              [&] {
+                                                load.load(kPairHold);
+                                                const std::size_t at_start = load.in_flight();
+                                                const auto f = measure(p);
+                                                load.check_held(st, at_start);
+                                                return f;
+                                              });
         tracked_pairs.add(empty.second, loaded.second);
         if (d != nullptr) raw_pairs.add(empty.first, loaded.first);
-        seconds += (empty.first + empty.second + loaded.first + loaded.second) * static_cast<double>(kStateSegment) * 1e-9;
+        seconds += (empty.first + empty.second + loaded.first + loaded.second) *
+                   static_cast<double>(kStateSegment) * 1e-9;
       }
       st.SetIterationTime(seconds);
     }
@@ -251,7 +254,11 @@ void register_loaded_benchmarks() {
   }
   for (auto [name, fn] : {std::pair{"BM_RawLaunchThreadsLoaded", &BM_RawLaunchThreadsLoaded},
                           std::pair{"BM_TrackedLaunchThreadsLoaded", &BM_TrackedLaunchThreadsLoaded}}) {
-    benchmark::RegisterBenchmark(name, fn)->RangeMultiplier(2)->Range(1, kMaxLanes)->Iterations(1)->UseManualTime();
+    benchmark::RegisterBenchmark(name, fn)
+        ->RangeMultiplier(2)
+        ->Range(1, kMaxLanes)
+        ->Iterations(1)
+        ->UseManualTime();
   }
   benchmark::RegisterBenchmark("BM_PairedLaunchThreadsLoaded", BM_PairedLaunchThreadsLoaded)
       ->RangeMultiplier(2)
@@ -262,7 +269,10 @@ void register_loaded_benchmarks() {
                           std::pair{"BM_PairedTileLaunchLoaded", &BM_PairedTileLaunchLoaded}}) {
     benchmark::RegisterBenchmark(name, fn)->Iterations(1)->UseManualTime();
   }
-  benchmark::RegisterBenchmark("BM_LoadedHeap", BM_LoadedHeap)->Iterations(1)->Repetitions(1)->UseManualTime();
+  benchmark::RegisterBenchmark("BM_LoadedHeap", BM_LoadedHeap)
+      ->Iterations(1)
+      ->Repetitions(1)
+      ->UseManualTime();
 }
 
 }  // namespace tandem_bench

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "loaded_state.hpp"
 
 #include <malloc.h>
@@ -31,7 +32,8 @@ const k::KernelEntry& entry(k::Model m, const char* name, tandem::DType t) {
 }
 
 // `spin` holding `holder` (it leases `bytes`) busy for `hold_ns`.
-tandem::LaunchFuture launch_spin(const tandem::Stream& holder, const tandem::View& bytes, std::uint64_t hold_ns) {
+tandem::LaunchFuture launch_spin(const tandem::Stream& holder, const tandem::View& bytes,
+                                 std::uint64_t hold_ns) {
   static const k::KernelEntry& spin = entry(k::Model::simt, "spin", tandem::DType::u8);
   auto p = bytes.buffer_param<std::uint8_t>();
   void* params[] = {&p, &hold_ns};
@@ -40,7 +42,8 @@ tandem::LaunchFuture launch_spin(const tandem::Stream& holder, const tandem::Vie
 }
 
 // One f32 copy, src -> dst, on `holder`.
-tandem::LaunchFuture launch_copy(const tandem::Stream& holder, const tandem::View& src, const tandem::View& dst) {
+tandem::LaunchFuture launch_copy(const tandem::Stream& holder, const tandem::View& src,
+                                 const tandem::View& dst) {
   static const k::KernelEntry& copy = entry(k::Model::simt, "copy", tandem::DType::f32);
   auto ps = src.buffer_param<float>();
   auto pd = dst.buffer_param<float>();
@@ -147,7 +150,7 @@ void LoadedState::warm_kernels() {
 
 void LoadedState::arm(std::chrono::milliseconds hold) {
   for (const tandem::Stream& h : holders_) h.synchronize();  // the last hold is over (a device wait)
-  flight_.clear();  // their retirement is the runtime's business now
+  flight_.clear();                                           // their retirement is the runtime's business now
 
   const bool first = heap_per_submission_ == 0;
   const double h0 = heap_bytes();
@@ -170,7 +173,8 @@ void LoadedState::arm(std::chrono::milliseconds hold) {
         "queueing the " + std::to_string(kInFlight) + " held submissions took " +
         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(armed).count()) +
         " ms: the driver blocked" +
-        (blocked_at ? " at submission " + std::to_string(*blocked_at % per_stream) + " of a holder stream" : "") +
+        (blocked_at ? " at submission " + std::to_string(*blocked_at % per_stream) + " of a holder stream"
+                    : "") +
         ", the load cannot be held");
   }
   if (const std::size_t n = in_flight(); n != kInFlight) {
@@ -191,8 +195,8 @@ void LoadedState::check_held(benchmark::State& st, std::size_t at_start) const {
   st.counters["inflight_at_start"] = static_cast<double>(at_start);
   st.counters["inflight_at_end"] = static_cast<double>(at_end);
   if (at_end < kInFlight) {
-    throw std::runtime_error("the held submissions retired during the measurement (" + std::to_string(at_end) +
-                             " of " + std::to_string(kInFlight) +
+    throw std::runtime_error("the held submissions retired during the measurement (" +
+                             std::to_string(at_end) + " of " + std::to_string(kInFlight) +
                              " left; or a measured stream waited behind them): not a figure under load");
   }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // loaded_state.hpp — the runtime under load: 100,000 live allocations and
 // 10,000 tracked submissions in flight, held while loaded benchmarks run.
 //

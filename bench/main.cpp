@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem_bench — the runtime against the raw CUDA driver, every pair
 // measured in this one process so that ratios compare like with like
 // (absolute figures differ by up to 25 % between runs on the H200).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation and ownership costs on the host, and the tracker's memory.
 //
 //   BM_RawAllocFree / BM_TrackedAllocFree  cuMemAllocFromPoolAsync +
@@ -45,7 +46,8 @@ const std::int64_t kAllocs = scaled(20000);
 // The raw side's allocation: from `pool` (a RawPool, tandem's settings), or
 // from the device's default pool when null.
 int raw_alloc(const RawDriver& d, unsigned long long* p, void* pool, void* stream) {
-  return pool != nullptr ? d.alloc_from_pool_async(p, kAllocBytes, pool, stream) : d.alloc_async(p, kAllocBytes, stream);
+  return pool != nullptr ? d.alloc_from_pool_async(p, kAllocBytes, pool, stream)
+                         : d.alloc_async(p, kAllocBytes, stream);
 }
 
 void check_alloc(int rc, void* pool) {
@@ -189,7 +191,9 @@ void BM_TrackerFootprint(benchmark::State& st) {
 
 void register_memory_benchmarks() {
   benchmark::RegisterBenchmark("BM_RawAllocFree", BM_RawAllocFree)->Iterations(kAllocs)->UseRealTime();
-  benchmark::RegisterBenchmark("BM_TrackedAllocFree", BM_TrackedAllocFree)->Iterations(kAllocs)->UseRealTime();
+  benchmark::RegisterBenchmark("BM_TrackedAllocFree", BM_TrackedAllocFree)
+      ->Iterations(kAllocs)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("BM_PairedAllocFree", BM_PairedAllocFree)->Iterations(1)->UseManualTime();
   benchmark::RegisterBenchmark("BM_PairedAllocFreeDefaultPool", BM_PairedAllocFreeDefaultPool)
       ->Iterations(1)

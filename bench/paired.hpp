@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // paired.hpp — raw and tracked segments measured in alternation, so that
 // each ratio pairs two figures taken moments apart (paired_bench.cpp says
 // why: the lent VM's launch cost drifts by up to a third within minutes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Raw and tracked launches measured in alternation, so that each ratio
 // pairs two figures taken a few milliseconds apart. The lent H200 is a VM
 // whose launch cost drifts by up to a third between runs and within one
@@ -39,7 +40,7 @@ namespace tandem_bench {
 namespace {
 
 const std::int64_t kPairs = scaled(31);
-const std::int64_t kSegment = scaled(2000);          // launches per segment
+const std::int64_t kSegment = scaled(2000);  // launches per segment
 const std::int64_t kThreadPairs = scaled(9);
 const std::int64_t kPerThread = scaled(10000);
 
@@ -53,7 +54,9 @@ void report_driver_split(benchmark::State& st, const DriverTimes& t, double trac
   const DriverTime wait = at(t.main, DriverCall::stream_wait_event);
   const DriverTime query = at(t.other, DriverCall::event_query);
   if (launch.calls == 0) return;
-  const auto per = [](std::uint64_t x, std::uint64_t n) { return n ? static_cast<double>(x) / static_cast<double>(n) : 0.0; };
+  const auto per = [](std::uint64_t x, std::uint64_t n) {
+    return n ? static_cast<double>(x) / static_cast<double>(n) : 0.0;
+  };
   const double launches = static_cast<double>(launch.calls);
   st.counters["drv_launch_ns"] = per(launch.ns, launch.calls);
   st.counters["drv_record_ns"] = per(record.ns, record.calls);
@@ -94,7 +97,8 @@ void paired_launch(benchmark::State& st, KernelKind kind, bool catalog = false) 
     const char* fresh_env = std::getenv("TANDEM_BENCH_FRESH_STREAM");
     const std::string_view fresh = fresh_env ? fresh_env : "0";
     if (fresh != "0" && fresh != "1" && fresh != "borrow") {
-      throw std::runtime_error("TANDEM_BENCH_FRESH_STREAM must be 0, 1 or borrow, not '" + std::string(fresh) + "'");
+      throw std::runtime_error("TANDEM_BENCH_FRESH_STREAM must be 0, 1 or borrow, not '" +
+                               std::string(fresh) + "'");
     }
     const tandem::Stream stream = fresh == "1"        ? tandem::Stream::create(e->ctx)
                                   : fresh == "borrow" ? tandem::Stream::borrow(e->ctx, e->stream.native())
@@ -118,7 +122,9 @@ void paired_launch(benchmark::State& st, KernelKind kind, bool catalog = false) 
       into += pmu->read().since(before);
       return ns;
     };
-    auto raw_segment = [&] { return counted(raw_pmu, [&] { return per_call_ns(kSegment, [&] { k.raw(*d); }); }); };
+    auto raw_segment = [&] {
+      return counted(raw_pmu, [&] { return per_call_ns(kSegment, [&] { k.raw(*d); }); });
+    };
     DriverTimes driver;  // TANDEM_BENCH_DRIVER_TIMING: the tracked segments' driver calls
     double tracked_total_ns = 0;
     tandem::detail::LaunchPhaseTotals phases;  // TANDEM_LAUNCH_PHASES builds
@@ -172,9 +178,9 @@ void BM_PairedLaunchThreads(benchmark::State& st) {
     LanePairs pairs;
     for (auto _ : st) {
       for (std::int64_t p = 0; p < kThreadPairs; ++p) {
-        const auto [raw, tracked] = run_pair(
-            [&] { settle(*e); }, p, [&] { return run_lanes(*e, threads, kPerThread, false); },
-            [&] { return run_lanes(*e, threads, kPerThread, true); });
+        const auto [raw, tracked] =
+            run_pair([&] { settle(*e); }, p, [&] { return run_lanes(*e, threads, kPerThread, false); },
+                     [&] { return run_lanes(*e, threads, kPerThread, true); });
         pairs.add(raw, tracked);
       }
       st.SetIterationTime(pairs.seconds());

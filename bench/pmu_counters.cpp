@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pmu_counters.hpp"
 
 #include <cerrno>
@@ -25,11 +26,26 @@ perf_event_attr attr_of(PmuEvent e) {
     return id | (PERF_COUNT_HW_CACHE_OP_READ << 8) | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
   };
   switch (e) {
-    case PmuEvent::cycles: a.type = PERF_TYPE_HARDWARE; a.config = PERF_COUNT_HW_CPU_CYCLES; break;
-    case PmuEvent::instructions: a.type = PERF_TYPE_HARDWARE; a.config = PERF_COUNT_HW_INSTRUCTIONS; break;
-    case PmuEvent::l1d_miss: a.type = PERF_TYPE_HW_CACHE; a.config = cache(PERF_COUNT_HW_CACHE_L1D); break;
-    case PmuEvent::llc_miss: a.type = PERF_TYPE_HARDWARE; a.config = PERF_COUNT_HW_CACHE_MISSES; break;
-    case PmuEvent::dtlb_miss: a.type = PERF_TYPE_HW_CACHE; a.config = cache(PERF_COUNT_HW_CACHE_DTLB); break;
+    case PmuEvent::cycles:
+      a.type = PERF_TYPE_HARDWARE;
+      a.config = PERF_COUNT_HW_CPU_CYCLES;
+      break;
+    case PmuEvent::instructions:
+      a.type = PERF_TYPE_HARDWARE;
+      a.config = PERF_COUNT_HW_INSTRUCTIONS;
+      break;
+    case PmuEvent::l1d_miss:
+      a.type = PERF_TYPE_HW_CACHE;
+      a.config = cache(PERF_COUNT_HW_CACHE_L1D);
+      break;
+    case PmuEvent::llc_miss:
+      a.type = PERF_TYPE_HARDWARE;
+      a.config = PERF_COUNT_HW_CACHE_MISSES;
+      break;
+    case PmuEvent::dtlb_miss:
+      a.type = PERF_TYPE_HW_CACHE;
+      a.config = cache(PERF_COUNT_HW_CACHE_DTLB);
+      break;
   }
   return a;
 }

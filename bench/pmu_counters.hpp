@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pmu_counters.hpp — diagnostic (TANDEM_BENCH_PMU=1): the CPU's
 // performance counters (perf_event_open, user mode, the calling thread
 // only) over a stretch of the benchmark: cycles, instructions, L1 data read
@@ -7,12 +8,12 @@
 // container's seccomp profile) does not give read as absent, never as 0.
 #pragma once
 
+#include <benchmark/benchmark.h>
+
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
-
-#include <benchmark/benchmark.h>
 
 namespace tandem_bench {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // prepared_launch.hpp — one catalog kernel with its two views (one read,
 // one write), launch dimensions and packed parameters prepared once, so
 // that the raw and the tracked launch hand the driver the same function,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "raw_driver.hpp"
 
 #include <dlfcn.h>
@@ -46,16 +47,19 @@ bool RawDriver::load(std::string& why) {
          resolve(lib, get_proc, "cuCtxSetCurrent", 4000, "cuCtxSetCurrent", ctx_set_current, why) &&
          resolve(lib, get_proc, "cuEventRecord", 2000, "cuEventRecord", event_record, why) &&
          resolve(lib, get_proc, "cuEventQuery", 2000, "cuEventQuery", event_query, why) &&
-         resolve(lib, get_proc, "cuStreamSynchronize", 2000, "cuStreamSynchronize", stream_synchronize, why) &&
+         resolve(lib, get_proc, "cuStreamSynchronize", 2000, "cuStreamSynchronize", stream_synchronize,
+                 why) &&
          resolve(lib, get_proc, "cuMemAllocAsync", 11020, "cuMemAllocAsync", alloc_async, why) &&
          resolve(lib, get_proc, "cuMemFreeAsync", 11020, "cuMemFreeAsync", free_async, why) &&
-         resolve(lib, get_proc, "cuMemAllocFromPoolAsync", 11020, "cuMemAllocFromPoolAsync", alloc_from_pool_async,
-                 why) &&
+         resolve(lib, get_proc, "cuMemAllocFromPoolAsync", 11020, "cuMemAllocFromPoolAsync",
+                 alloc_from_pool_async, why) &&
          resolve(lib, get_proc, "cuMemPoolCreate", 11020, "cuMemPoolCreate", pool_create, why) &&
          resolve(lib, get_proc, "cuMemPoolDestroy", 11020, "cuMemPoolDestroy", pool_destroy, why) &&
-         resolve(lib, get_proc, "cuMemPoolSetAttribute", 11020, "cuMemPoolSetAttribute", pool_set_attribute, why) &&
+         resolve(lib, get_proc, "cuMemPoolSetAttribute", 11020, "cuMemPoolSetAttribute", pool_set_attribute,
+                 why) &&
          resolve(lib, get_proc, "cuMemPoolTrimTo", 11020, "cuMemPoolTrimTo", pool_trim_to, why) &&
-         resolve(lib, get_proc, "cuStreamBeginCapture", 10010, "cuStreamBeginCapture_v2", begin_capture, why) &&
+         resolve(lib, get_proc, "cuStreamBeginCapture", 10010, "cuStreamBeginCapture_v2", begin_capture,
+                 why) &&
          resolve(lib, get_proc, "cuStreamEndCapture", 10000, "cuStreamEndCapture", end_capture, why) &&
          resolve(lib, get_proc, "cuGraphInstantiateWithFlags", 11040, "cuGraphInstantiateWithFlags",
                  graph_instantiate, why) &&
@@ -70,8 +74,8 @@ namespace {
 // {type, id}, win32SecurityAttributes, then maxSize, usage and reserved
 // bytes to 88 in all. Zero for everything not set, as the backend does.
 struct MemPoolProps {
-  int alloc_type = 1;    // CU_MEM_ALLOCATION_TYPE_PINNED
-  int handle_types = 0;  // CU_MEM_HANDLE_TYPE_NONE
+  int alloc_type = 1;     // CU_MEM_ALLOCATION_TYPE_PINNED
+  int handle_types = 0;   // CU_MEM_HANDLE_TYPE_NONE
   int location_type = 1;  // CU_MEM_LOCATION_TYPE_DEVICE
   int location_id = 0;    // the device ordinal
   void* win32_security_attributes = nullptr;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // raw_driver.hpp — the CUDA driver entry points the raw baselines call,
 // straight from libcuda.
 //
@@ -13,8 +14,8 @@
 namespace tandem_bench {
 
 struct RawDriver {
-  using LaunchFn = int (*)(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                           unsigned shared, void* stream, void** params, void** extra);
+  using LaunchFn = int (*)(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                           unsigned bz, unsigned shared, void* stream, void** params, void** extra);
   using CtxSetCurrentFn = int (*)(void* ctx);
   using EventRecordFn = int (*)(void* event, void* stream);
   using EventQueryFn = int (*)(void* event);

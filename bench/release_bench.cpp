@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Release of memory leased on several streams (issue 21; docs/runtime.md,
 // "Several streams"): the two MultiStreamRelease modes in the same run,
 // information only (scripts/bench_report.py: not judged), until an H200
@@ -72,7 +73,8 @@ void read_on(const tandem::Stream& s, const tandem::View& x, const k::KernelEntr
 // fit at once; a fixed 1 MiB elsewhere (see the top of this file).
 std::uint64_t buffer_bytes(const Env& e, const tandem::Context& ctx) {
   const std::uint64_t free_bytes = ctx.memory_info().free_bytes;
-  if (e.platform.backend_name() != "cuda") return std::min(kHostBufferBytes, free_bytes / 4 / kAlign * kAlign);
+  if (e.platform.backend_name() != "cuda")
+    return std::min(kHostBufferBytes, free_bytes / 4 / kAlign * kAlign);
   return static_cast<std::uint64_t>(static_cast<double>(free_bytes) * kFraction) / kAlign * kAlign;
 }
 
@@ -89,7 +91,8 @@ void report(benchmark::State& st, const tandem::RuntimeStats& before, const tand
       static_cast<double>(after.pressure_retries - before.pressure_retries) / static_cast<double>(loops);
   st.counters["stream_ordered_releases"] =
       static_cast<double>(after.stream_ordered_releases - before.stream_ordered_releases);
-  st.counters["host_proven_releases"] = static_cast<double>(after.host_proven_releases - before.host_proven_releases);
+  st.counters["host_proven_releases"] =
+      static_cast<double>(after.host_proven_releases - before.host_proven_releases);
   st.counters["leaked_allocations"] = static_cast<double>(after.live_allocations);
   st.counters["quarantined_submissions"] = static_cast<double>(after.quarantined_submissions);
 }

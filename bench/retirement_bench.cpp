@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retirement: how long until the runtime proves work done, and what a drop
 // costs the caller while work is in flight.
 //
@@ -47,7 +48,8 @@ double raw_round_trip_us(const PreparedLaunch& k, const RawDriver& d, void* ev) 
 class RawEvent {
  public:
   explicit RawEvent(const Env& e) : e_(e) {
-    if (!e.platform.backend().event_create(e.ctx.native(), ev_).ok()) throw std::runtime_error("event_create failed");
+    if (!e.platform.backend().event_create(e.ctx.native(), ev_).ok())
+      throw std::runtime_error("event_create failed");
   }
   ~RawEvent() { (void)e_.platform.backend().event_destroy(e_.ctx.native(), ev_); }
   RawEvent(const RawEvent&) = delete;
@@ -65,7 +67,10 @@ class RawEvent {
 class TrackedRoundTrip {
  public:
   TrackedRoundTrip(const Env& e, const PreparedLaunch& k)
-      : e_(e), k_(k), src_(tandem::allocate(e.stream, tandem::DType::f32, 1)), ps_(src_.buffer_param<float>()) {}
+      : e_(e),
+        k_(k),
+        src_(tandem::allocate(e.stream, tandem::DType::f32, 1)),
+        ps_(src_.buffer_param<float>()) {}
 
   void prepare() {
     dst_ = tandem::allocate(e_.stream, tandem::DType::f32, 1);
@@ -99,7 +104,9 @@ class TrackedRoundTrip {
     wait_freed();
     const auto t3 = Clock::now();
     driver_log_mark(kMarkFreed);
-    const auto us = [&](Clock::time_point t) { return std::chrono::duration<double, std::micro>(t - t0).count(); };
+    const auto us = [&](Clock::time_point t) {
+      return std::chrono::duration<double, std::micro>(t - t0).count();
+    };
     return {us(t1), us(t2), us(t3)};
   }
 
@@ -116,7 +123,6 @@ class TrackedRoundTrip {
   }
 
  public:
-
  private:
   const Env& e_;
   const PreparedLaunch& k_;  // its kernel and dims; its src is not used
@@ -265,9 +271,13 @@ void BM_DropInFlight(benchmark::State& st) {
 
 void register_retirement_benchmarks() {
   benchmark::RegisterBenchmark("BM_RawRoundTrip", BM_RawRoundTrip)->Iterations(kRoundTrips)->UseRealTime();
-  benchmark::RegisterBenchmark("BM_TrackedRoundTrip", BM_TrackedRoundTrip)->Iterations(kRoundTrips)->UseRealTime();
+  benchmark::RegisterBenchmark("BM_TrackedRoundTrip", BM_TrackedRoundTrip)
+      ->Iterations(kRoundTrips)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("BM_PairedRoundTrip", BM_PairedRoundTrip)->Iterations(1)->UseManualTime();
-  benchmark::RegisterBenchmark("BM_RoundTripPhases", BM_RoundTripPhases)->Iterations(kRoundTrips)->UseRealTime();
+  benchmark::RegisterBenchmark("BM_RoundTripPhases", BM_RoundTripPhases)
+      ->Iterations(kRoundTrips)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("BM_DropInFlight", BM_DropInFlight)->Iterations(kDrops)->UseRealTime();
 }
 

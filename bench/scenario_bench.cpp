@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scenario engine's launch step against the same kernels::launch called
 // directly (issue 22): one process, one platform, the same catalog kernel
 // (SIMT scale, x *= a, on 4096 f32) on one stream, N launches each way.
@@ -100,7 +101,8 @@ Direct direct_ns(const Env& e, std::int64_t n, bool stamped) {
   (void)ctx.wait_for_retirement(std::chrono::seconds(60));
   std::nth_element(each.begin(), each.begin() + n / 2, each.end());
   const double ns_per_tick = clock.tsc && k1 > k0 ? ns / static_cast<double>(k1 - k0) : 1.0;
-  return {ns / static_cast<double>(n), static_cast<double>(each[static_cast<std::size_t>(n / 2)]) * ns_per_tick};
+  return {ns / static_cast<double>(n),
+          static_cast<double>(each[static_cast<std::size_t>(n / 2)]) * ns_per_tick};
 }
 
 struct EngineRun {
@@ -108,19 +110,27 @@ struct EngineRun {
 };
 
 EngineRun engine_ns(const Env& e, std::int64_t n) {
-  const nlohmann::json doc = {
-      {"format", "tandem.scenario/1"},
-      {"name", "launch-step"},
-      {"streams", {"s0"}},
-      {"steps",
-       {{{"op", "alloc"}, {"id", "x"}, {"dtype", "f32"}, {"len", kElements}, {"init", "zero"}, {"stream", "s0"}},
-        {{"op", "wait"}, {"all", true}},
-        {{"op", "loop"},
-         {"count", n},
-         {"steps",
-          {{{"op", "launch"}, {"model", "simt"}, {"kernel", "scale"}, {"stream", "s0"}, {"args", {{"x", "x"}}},
-            {"scalars", {{"a", 1.0}}}}}}},
-        {{"op", "drop"}, {"id", "x"}}}}};
+  const nlohmann::json doc = {{"format", "tandem.scenario/1"},
+                              {"name", "launch-step"},
+                              {"streams", {"s0"}},
+                              {"steps",
+                               {{{"op", "alloc"},
+                                 {"id", "x"},
+                                 {"dtype", "f32"},
+                                 {"len", kElements},
+                                 {"init", "zero"},
+                                 {"stream", "s0"}},
+                                {{"op", "wait"}, {"all", true}},
+                                {{"op", "loop"},
+                                 {"count", n},
+                                 {"steps",
+                                  {{{"op", "launch"},
+                                    {"model", "simt"},
+                                    {"kernel", "scale"},
+                                    {"stream", "s0"},
+                                    {"args", {{"x", "x"}}},
+                                    {"scalars", {{"a", 1.0}}}}}}},
+                                {{"op", "drop"}, {"id", "x"}}}}};
   const tandem::scenario::Scenario sc = tandem::scenario::load_text(doc.dump(), "launch-step.json");
   tandem::scenario::RunOptions o;
   o.platform = e.platform;
@@ -165,6 +175,10 @@ void BM_ScenarioLaunchStep(benchmark::State& st) {
 
 }  // namespace
 
-BENCHMARK(BM_ScenarioLaunchStep)->UseManualTime()->Iterations(1)->Repetitions(kRepetitions)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ScenarioLaunchStep)
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Repetitions(kRepetitions)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace tandem_bench

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "stall_sampler.hpp"
 
 #include <cerrno>
@@ -163,13 +164,14 @@ std::string StallSampler::sample(int slot) {
   const std::string stat = first_line(task + "/stat");
   const std::size_t paren = stat.rfind(')');
   out << "tid " << tid << ", state "
-      << (paren != std::string::npos && paren + 2 < stat.size() ? stat.substr(paren + 2, 1) : "?") << ", wchan "
-      << first_line(task + "/wchan") << ", syscall " << first_line(task + "/syscall");
+      << (paren != std::string::npos && paren + 2 < stat.size() ? stat.substr(paren + 2, 1) : "?")
+      << ", wchan " << first_line(task + "/wchan") << ", syscall " << first_line(task + "/syscall");
   l.frame_count.store(-1, std::memory_order_relaxed);
   ::syscall(SYS_tgkill, getpid(), tid, SIGURG);
   const std::uint64_t give_up = steady_ns() + 20'000'000;
   int n = -1;
-  while ((n = l.frame_count.load(std::memory_order_acquire)) < 0 && steady_ns() < give_up) std::this_thread::yield();
+  while ((n = l.frame_count.load(std::memory_order_acquire)) < 0 && steady_ns() < give_up)
+    std::this_thread::yield();
   if (n > 0) {
     char** names = backtrace_symbols(l.frames, n);
     for (int i = 2; i < n; ++i) out << "\n      " << (names ? names[i] : "?");  // 0, 1: the handler

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // stall_sampler.hpp — what a lane thread is doing when one of its launches
 // has taken far too long (BM_LaneDetail's diagnostics, not a figure).
 //

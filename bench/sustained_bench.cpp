@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory reused at the device's pace while work keeps coming (issue 21):
 // a sustained multi-threaded loop of allocate, launch, drop, and a loop of
 // buffers too large for two to fit at once.
@@ -75,8 +76,8 @@ constexpr std::int64_t kShape[] = {64, 64};
 constexpr std::size_t kBufferBytes = kElements * sizeof(float);
 constexpr double kFillValue = 1.0;
 constexpr double kScaleBy = 2.0;
-constexpr float kExpected = 2.0F;     // fill 1, then scale by 2
-constexpr int kCheckEvery = 16;       // iterations between two reads of the clock
+constexpr float kExpected = 2.0F;  // fill 1, then scale by 2
+constexpr int kCheckEvery = 16;    // iterations between two reads of the clock
 constexpr int kSustainedRepetitions = 5;
 const std::chrono::milliseconds kSustainedFor{scaled(1000)};  // per run, each thread
 
@@ -103,7 +104,8 @@ struct SustainedKernels {
   SustainedKernels() {
     fill = k::find(k::Model::simt, "fill", tandem::DType::f32);
     scale = k::find(k::Model::tile, "scale", tandem::DType::f32, nullptr, 2);
-    if (fill == nullptr || scale == nullptr) throw std::runtime_error("the catalog has no f32 fill or rank-2 Tile scale");
+    if (fill == nullptr || scale == nullptr)
+      throw std::runtime_error("the catalog has no f32 fill or rank-2 Tile scale");
     const k::ArgShape fill_shapes[] = {k::ArgShape::buffer(tandem::DType::f32, kElements), k::ArgShape{}};
     const k::ArgShape scale_shapes[] = {k::ArgShape::tensor(tandem::DType::f32, kShape), k::ArgShape{}};
     prepare(*fill, fill_shapes, kFillValue, fill_dims, fill_params);
@@ -138,8 +140,9 @@ void raw_launch(const RawDriver& d, void* fn, const drv::LaunchDims& g, void** p
 void check_contents(const std::vector<float>& v, const char* which) {
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (v[i] != kExpected) {
-      throw std::runtime_error(std::string(which) + " loop's kernels left " + std::to_string(v[i]) + " at element " +
-                               std::to_string(i) + ", expected " + std::to_string(kExpected));
+      throw std::runtime_error(std::string(which) + " loop's kernels left " + std::to_string(v[i]) +
+                               " at element " + std::to_string(i) + ", expected " +
+                               std::to_string(kExpected));
     }
   }
 }
@@ -195,9 +198,9 @@ class RawStreams {
 // --- the sustained loop ------------------------------------------------------------
 
 struct LoopRun {
-  double seconds = 0;            // common start -> the last thread's stream drained
-  double iterations_per_s = 0;   // aggregate
-  double lane_balance = 0;       // fewest iterations of a thread / most
+  double seconds = 0;           // common start -> the last thread's stream drained
+  double iterations_per_s = 0;  // aggregate
+  double lane_balance = 0;      // fewest iterations of a thread / most
   std::string error;
 };
 
@@ -308,11 +311,13 @@ TrackedRun run_tracked(const Env& e, int threads) {
   for (int t = 0; t < threads; ++t) streams.push_back(tandem::Stream::create(ctx));
   std::vector<std::int64_t> done(static_cast<std::size_t>(threads), 0);
   ctx.reset_held_bytes_peak();
-  const TogetherRun r = run_together(threads, [](int) {}, [&](int t, Clock::time_point start) {
-    const tandem::Stream& s = streams[static_cast<std::size_t>(t)];
-    done[static_cast<std::size_t>(t)] = loop_for(start, [&] { tracked_iteration(s, kk); });
-    s.synchronize();
-  });
+  const TogetherRun r = run_together(
+      threads, [](int) {},
+      [&](int t, Clock::time_point start) {
+        const tandem::Stream& s = streams[static_cast<std::size_t>(t)];
+        done[static_cast<std::size_t>(t)] = loop_for(start, [&] { tracked_iteration(s, kk); });
+        s.synchronize();
+      });
   out.loop = finish(r, done);
   const auto settle_all = [&] {
     if (!ctx.wait_for_retirement(std::chrono::seconds(60))) {
@@ -382,7 +387,8 @@ void BM_SustainedLoad(benchmark::State& st) {
     st.counters["lane_balance"] = t.loop.lane_balance;
     if (raw) {
       st.counters["raw_iterations_per_s"] = raw->iterations_per_s;
-      st.counters["ratio"] = raw->iterations_per_s > 0 ? t.loop.iterations_per_s / raw->iterations_per_s : 0.0;
+      st.counters["ratio"] =
+          raw->iterations_per_s > 0 ? t.loop.iterations_per_s / raw->iterations_per_s : 0.0;
       st.counters["raw_first"] = call % 2 == 0 ? 1 : 0;
     } else {
       st.SetLabel("no raw pair: " + e->raw_why);
@@ -394,7 +400,8 @@ void BM_SustainedLoad(benchmark::State& st) {
       st.counters["retire_p99_us"] = t.p99_us;
       st.counters["retire_max_us"] = t.max_us;
     }
-    if (t.stats.held_bytes_peak > 0) st.counters["held_bytes_peak"] = static_cast<double>(t.stats.held_bytes_peak);
+    if (t.stats.held_bytes_peak > 0)
+      st.counters["held_bytes_peak"] = static_cast<double>(t.stats.held_bytes_peak);
     st.counters["inflight_bytes"] = static_cast<double>(threads) * static_cast<double>(kBufferBytes);
     st.counters["leaked_allocations"] = static_cast<double>(t.leaked);
     st.counters["quarantined_submissions"] = static_cast<double>(t.quarantined);
@@ -438,11 +445,12 @@ std::size_t big_buffer_bytes(std::size_t free_bytes) {
   return bytes / kBigAlign * kBigAlign;
 }
 
-[[noreturn]] void big_loop_failed(int iteration, std::size_t bytes, std::size_t free_bytes, const std::string& why) {
+[[noreturn]] void big_loop_failed(int iteration, std::size_t bytes, std::size_t free_bytes,
+                                  const std::string& why) {
   // scripts/bench_report.py reads this prefix as the loop's miss.
   char sizes[96];
-  std::snprintf(sizes, sizeof sizes, "%.2f GiB each, %.2f GiB free before the loop", static_cast<double>(bytes) / kGiB,
-                static_cast<double>(free_bytes) / kGiB);
+  std::snprintf(sizes, sizeof sizes, "%.2f GiB each, %.2f GiB free before the loop",
+                static_cast<double>(bytes) / kGiB, static_cast<double>(free_bytes) / kGiB);
   throw std::runtime_error("big-buffer loop failed at iteration " + std::to_string(iteration) + " of " +
                            std::to_string(kBigIterations) + " (" + sizes + "): " + why);
 }
@@ -525,7 +533,8 @@ void BM_RawBigBufferLoop(benchmark::State& st) {
       const RawStreams streams(b, ctx, 1);
       void* s = streams.raw(0);
       std::size_t free_bytes = 0, total = 0;
-      if (const drv::Result r = b.mem_info(ctx, free_bytes, total); !r.ok()) throw std::runtime_error(b.describe(r));
+      if (const drv::Result r = b.mem_info(ctx, free_bytes, total); !r.ok())
+        throw std::runtime_error(b.describe(r));
       const std::size_t bytes = big_buffer_bytes(free_bytes);
       const k::ArgShape shapes[] = {k::ArgShape::buffer(tandem::DType::u8, bytes), k::ArgShape{}};
       drv::LaunchDims dims;

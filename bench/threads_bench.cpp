@@ -1,9 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launch throughput from K = 1, 2, 4, 8 host threads, each on its own
 // stream: raw cuLaunchKernel against tracked launches (future dropped), the
 // runtime otherwise idle. Counter launches_per_s is the aggregate.
 //
 //   BM_RawLaunchThreads/K   BM_TrackedLaunchThreads/K
 // (the same under load: loaded_bench.cpp)
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
@@ -12,8 +15,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <unistd.h>
 
 #include "bench_env.hpp"
 #include "lanes.hpp"
@@ -59,7 +60,8 @@ void BM_RawLaunchThreadsEvents(benchmark::State& st) {
       seconds += r.seconds;
       ++rounds;
     }
-    st.counters["launches_per_s"] = seconds > 0 ? static_cast<double>(rounds * st.range(0) * kPerThread) / seconds : 0;
+    st.counters["launches_per_s"] =
+        seconds > 0 ? static_cast<double>(rounds * st.range(0) * kPerThread) / seconds : 0;
   });
 }
 
@@ -118,12 +120,14 @@ void BM_LaneDetail(benchmark::State& st) {
     }
     std::vector<std::size_t> order(runs.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return lane_spread(runs[a]) < lane_spread(runs[b]); });
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return lane_spread(runs[a]) < lane_spread(runs[b]); });
     const LaneRun& mid = runs[order[order.size() / 2]];
     const LaneRun& worst = runs[order.back()];
     auto slowest = [](const LaneRun& r) {
-      return *std::max_element(r.detail.begin(), r.detail.end(),
-                               [](const LaneDetail& a, const LaneDetail& b) { return a.submit_s < b.submit_s; });
+      return *std::max_element(
+          r.detail.begin(), r.detail.end(),
+          [](const LaneDetail& a, const LaneDetail& b) { return a.submit_s < b.submit_s; });
     };
     const LaneDetail s = slowest(mid);
     st.counters["launches_per_s"] = mid.launches_per_s;
@@ -131,7 +135,9 @@ void BM_LaneDetail(benchmark::State& st) {
     st.counters["slowest_stall_fraction"] = s.submit_s > 0 ? s.stall_s / s.submit_s : 0;
     st.counters["slowest_cpu_fraction"] = s.submit_s > 0 ? s.cpu_s / s.submit_s : 0;
     st.counters["retire_cpu_s"] = retire_cpu[order[order.size() / 2]];
-    std::fprintf(stderr, "# BM_LaneDetail/%d/%s/%s worst run of 5: %.0f launches/s, spread %.2f, retirement thread on cpu %d\n",
+    std::fprintf(stderr,
+                 "# BM_LaneDetail/%d/%s/%s worst run of 5: %.0f launches/s, spread %.2f, retirement thread "
+                 "on cpu %d\n",
                  threads, tracked ? "tracked" : "raw", probe.pin ? "pinned" : "free", worst.launches_per_s,
                  lane_spread(worst), retire_thread().cpu);
     std::size_t sampled = 0;
@@ -141,8 +147,9 @@ void BM_LaneDetail(benchmark::State& st) {
     std::fprintf(stderr, "#   lane  submit_ms  cpu_ms  stalls  stall_ms  longest_us  cpu\n");
     for (std::size_t t = 0; t < worst.detail.size(); ++t) {
       const LaneDetail& d = worst.detail[t];
-      std::fprintf(stderr, "#   %4zu  %9.2f  %6.2f  %6lld  %8.2f  %10.1f  %d->%d\n", t, d.submit_s * 1e3, d.cpu_s * 1e3,
-                   static_cast<long long>(d.stalls), d.stall_s * 1e3, d.longest_us, d.cpu_first, d.cpu_last);
+      std::fprintf(stderr, "#   %4zu  %9.2f  %6.2f  %6lld  %8.2f  %10.1f  %d->%d\n", t, d.submit_s * 1e3,
+                   d.cpu_s * 1e3, static_cast<long long>(d.stalls), d.stall_s * 1e3, d.longest_us,
+                   d.cpu_first, d.cpu_last);
     }
   });
 }
@@ -160,7 +167,11 @@ void register_thread_benchmarks() {
       ->UseManualTime();
   for (auto [name, fn] : {std::pair{"BM_RawLaunchThreads", &BM_RawLaunchThreads},
                           std::pair{"BM_TrackedLaunchThreads", &BM_TrackedLaunchThreads}}) {
-    benchmark::RegisterBenchmark(name, fn)->RangeMultiplier(2)->Range(1, kMaxLanes)->Iterations(1)->UseManualTime();
+    benchmark::RegisterBenchmark(name, fn)
+        ->RangeMultiplier(2)
+        ->Range(1, kMaxLanes)
+        ->Iterations(1)
+        ->UseManualTime();
   }
 }
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` and `cpack -G DEB` (issue 25): the tandem CLI, the public
 # headers, the libraries with a CMake package (find_package(tandem CONFIG):
 # tandem::runtime, tandem::kernels, tandem::scenario), the scenario library

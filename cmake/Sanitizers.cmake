@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TANDEM_SANITIZE=thread | address (address also enables undefined).
 if(TANDEM_SANITIZE STREQUAL "thread")
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)

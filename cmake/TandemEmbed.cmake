@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tandem_embed(HEADER NAMESPACE ns  name file  [name file ...])
 # Writes HEADER with, per file, `std::string_view ns::name()` returning the
 # file's bytes: read at configure time (a change to a file re-runs CMake) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Project-wide warning flags, applied per target through tandem_warnings().
 function(tandem_warnings target)
   target_compile_options(${target} PRIVATE

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench_report.py — tandem_bench's Google Benchmark JSON (and peers.json)
 -> bench.json (device, driver, git revision, every raw and tracked figure,
 `ratios` and `absolute` with their targets) and a short bench.md beside it.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Google Benchmark JSON (--benchmark_format=json / --benchmark_out) as one
 figure per benchmark: the median over its repetitions, their coefficient of
 variation (the measured noise), the worst repetition, and any error.

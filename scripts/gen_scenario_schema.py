@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes schemas/tandem.scenario-1.schema.json (JSON Schema 2020-12) from the
 op table and the kernel catalog, as the tandem binary prints them:
 

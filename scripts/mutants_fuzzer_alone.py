@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """scripts/mutants --fuzzer-only: the program fuzzer alone against each mutant,
 and the shrinker on its find (issue 24, "The fuzzer finds them alone").
 scripts/mutants's docstring says what it does; this file is how."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """peers.py — what a launch costs through Python GPU libraries, beside a raw
 driver launch measured in the same process, so each peer has a same-run ratio.
 

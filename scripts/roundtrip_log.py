@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """roundtrip_log.py — where a tracked launch -> freed round trip spends its
 time, from the driver call log of one BM_RoundTripPhases run.
 

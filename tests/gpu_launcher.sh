@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs a GPU test on the GPUs CTest reserved for it (ctest --resource-spec-file,
 # tests/gpu_resources.cmake.in): CTEST_RESOURCE_GROUP_<i>_GPUS ("id:3,slots:1")
 # become CUDA_VISIBLE_DEVICES, so two tests side by side never share a GPU.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sanitizers.hpp — which sanitizer a test build runs under: TANDEM_TEST_ASAN
 // and TANDEM_TEST_TSAN (GCC's __SANITIZE_*__ or Clang's __has_feature).
 //

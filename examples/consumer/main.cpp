@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem_consumer — the smallest user of an installed tandem: on the
 // simulated device, a SIMT kernel fills a buffer, the same memory becomes a
 // tensor that a Tile kernel scales, every handle is dropped while the work

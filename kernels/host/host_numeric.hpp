@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host mirror of tandem/tile/numeric.cuh: the element arithmetic of the
 // device code, reproduced bit for bit (integers wrap, f16/bf16 compute in f32
 // and round to nearest even once, products feeding sums are std::fma).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading a kernel's parameters on the host side (internal to kernels/).
 // Memory behind them is reached only through host_span.hpp.
 #pragma once

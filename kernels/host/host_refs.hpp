@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host references of every kernel instantiation (internal to kernels/).
 //
 // Each has the driver's HostKernelFn signature and reads its parameters
@@ -13,7 +14,9 @@ namespace tandem::kernels::host {
 
 using driver::LaunchDims;
 
-#define TANDEM_HOST_SIMT_DECL(K) template <int DT> void simt_##K(void* const* params, const LaunchDims& dims);
+#define TANDEM_HOST_SIMT_DECL(K) \
+  template <int DT>              \
+  void simt_##K(void* const* params, const LaunchDims& dims);
 TANDEM_HOST_SIMT_DECL(fill)
 TANDEM_HOST_SIMT_DECL(iota)
 TANDEM_HOST_SIMT_DECL(axpy)
@@ -26,8 +29,9 @@ TANDEM_HOST_SIMT_DECL(checksum)
 TANDEM_HOST_SIMT_DECL(spin)
 #undef TANDEM_HOST_SIMT_DECL
 
-#define TANDEM_HOST_TILE_DECL(K) \
-  template <int DT, int R, int TM, int TN> void tile_##K(void* const* params, const LaunchDims& dims);
+#define TANDEM_HOST_TILE_DECL(K)           \
+  template <int DT, int R, int TM, int TN> \
+  void tile_##K(void* const* params, const LaunchDims& dims);
 TANDEM_HOST_TILE_DECL(add)
 TANDEM_HOST_TILE_DECL(scale)
 TANDEM_HOST_TILE_DECL(copy)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bounds-checked access to a kernel's buffers on the host side (internal to
 // kernels/). Every host reference touches device memory only through these:
 // on the simulated device each access is admitted by the launch's
@@ -49,16 +50,15 @@ template <class T>
 class BufferSpan {
  public:
   using Value = std::remove_const_t<T>;
-  BufferSpan(void* const* params, int i) noexcept : b_(param<BufferParam<T>>(params, i)), admission_(i, b_.data) {}
+  BufferSpan(void* const* params, int i) noexcept
+      : b_(param<BufferParam<T>>(params, i)), admission_(i, b_.data) {}
 
   [[nodiscard]] std::uint64_t len() const noexcept { return b_.len; }
   [[nodiscard]] Value get(std::uint64_t i) const noexcept {
     const T* p = b_.data + i;
     return admission_.admit(p, sizeof(T), false) ? *p : Value{};
   }
-  void set(std::uint64_t i, Value v) const noexcept
-    requires(!std::is_const_v<T>)
-  {
+  void set(std::uint64_t i, Value v) const noexcept requires(!std::is_const_v<T>) {
     T* p = b_.data + i;
     if (admission_.admit(p, sizeof(T), true)) {
       *p = v;
@@ -88,9 +88,7 @@ class TensorSpan {
     const T* p = where(i, j);
     return admission_.admit(p, sizeof(T), false) ? *p : Value{};
   }
-  void set(std::int64_t i, std::int64_t j, Value v) const noexcept
-    requires(!std::is_const_v<T>)
-  {
+  void set(std::int64_t i, std::int64_t j, Value v) const noexcept requires(!std::is_const_v<T>) {
     T* p = where(i, j);
     if (admission_.admit(p, sizeof(T), true)) {
       *p = v;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host references of the SIMT kernels (see host_refs.hpp).
 #include <algorithm>
 #include <chrono>
@@ -128,7 +129,8 @@ void simt_spin(void* const* p, const LaunchDims& /*dims*/) {
   if (ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
 }
 
-#define TANDEM_HOST_SIMT_INSTANTIATE(M, K, DT) template void simt_##K<dt::DT>(void* const*, const LaunchDims&);
+#define TANDEM_HOST_SIMT_INSTANTIATE(M, K, DT) \
+  template void simt_##K<dt::DT>(void* const*, const LaunchDims&);
 TANDEM_SIMT_MODULES(TANDEM_HOST_SIMT_INSTANTIATE)
 #undef TANDEM_HOST_SIMT_INSTANTIATE
 

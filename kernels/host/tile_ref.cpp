@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host references of the Tile kernels (see host_refs.hpp). The tile shape
 // does not change a Tile kernel's effect: every shape of one kernel, dtype
 // and rank shares one implementation.
@@ -49,7 +50,8 @@ void tile_copy(void* const* p, const LaunchDims& /*dims*/) {
   using T = ctype_t<DT>;
   const TensorSpan<const T, R> src(p, 0);
   const TensorSpan<T, R> dst(p, 1);
-  elementwise<TensorSpan<T, R>, R>(dst, [&](std::int64_t i, std::int64_t j) { dst.set(i, j, src.get(i, j)); });
+  elementwise<TensorSpan<T, R>, R>(dst,
+                                   [&](std::int64_t i, std::int64_t j) { dst.set(i, j, src.get(i, j)); });
 }
 
 template <int DT, int R, int TM, int TN>
@@ -57,7 +59,8 @@ void tile_transpose(void* const* p, const LaunchDims& /*dims*/) {
   using T = ctype_t<DT>;
   const TensorSpan<const T, 2> src(p, 0);
   const TensorSpan<T, 2> dst(p, 1);
-  elementwise<TensorSpan<T, 2>, 2>(dst, [&](std::int64_t i, std::int64_t j) { dst.set(i, j, src.get(j, i)); });
+  elementwise<TensorSpan<T, 2>, 2>(dst,
+                                   [&](std::int64_t i, std::int64_t j) { dst.set(i, j, src.get(j, i)); });
 }
 
 // The device accumulates in f32 (fma, k ascending); this reference in f64,
@@ -70,7 +73,8 @@ void tile_matmul(void* const* p, const LaunchDims& /*dims*/) {
   const std::int64_t k_len = a.shape(1);
   elementwise<TensorSpan<float, 2>, 2>(c, [&](std::int64_t i, std::int64_t j) {
     double s = 0.0;
-    for (std::int64_t k = 0; k < k_len; ++k) s += static_cast<double>(a.get(i, k)) * static_cast<double>(b.get(k, j));
+    for (std::int64_t k = 0; k < k_len; ++k)
+      s += static_cast<double>(a.get(i, k)) * static_cast<double>(b.get(k, j));
     c.set(i, j, static_cast<float>(s));
   });
 }

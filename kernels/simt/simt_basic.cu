@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SIMT kernels: fill, iota, axpy, scale, copy, add. Module simt_basic.
 //
 // Grid-stride loops; the streaming kernels issue ILP independent loads per
@@ -72,21 +73,21 @@ __device__ __forceinline__ void add(BufferParam<const T> a, BufferParam<const T>
 
 #define TANDEM_SIMT_DEFINE_fill(DT) \
   TANDEM_SIMT_KERNEL(fill, DT)(TANDEM_SIMT_BUF(DT) out, TANDEM_SIMT_S(DT) value) { fill(out, value); }
-#define TANDEM_SIMT_DEFINE_iota(DT)                                                           \
+#define TANDEM_SIMT_DEFINE_iota(DT)                                                                        \
   TANDEM_SIMT_KERNEL(iota, DT)(TANDEM_SIMT_BUF(DT) out, TANDEM_SIMT_S(DT) start, TANDEM_SIMT_S(DT) step) { \
-    iota(out, start, step);                                                                   \
+    iota(out, start, step);                                                                                \
   }
-#define TANDEM_SIMT_DEFINE_axpy(DT)                                                                 \
+#define TANDEM_SIMT_DEFINE_axpy(DT)                                                                  \
   TANDEM_SIMT_KERNEL(axpy, DT)(TANDEM_SIMT_CBUF(DT) x, TANDEM_SIMT_BUF(DT) y, TANDEM_SIMT_S(DT) a) { \
-    axpy(x, y, a);                                                                                  \
+    axpy(x, y, a);                                                                                   \
   }
 #define TANDEM_SIMT_DEFINE_scale(DT) \
   TANDEM_SIMT_KERNEL(scale, DT)(TANDEM_SIMT_BUF(DT) x, TANDEM_SIMT_S(DT) a) { scale(x, a); }
 #define TANDEM_SIMT_DEFINE_copy(DT) \
   TANDEM_SIMT_KERNEL(copy, DT)(TANDEM_SIMT_CBUF(DT) src, TANDEM_SIMT_BUF(DT) dst) { copy(src, dst); }
-#define TANDEM_SIMT_DEFINE_add(DT)                                                                      \
+#define TANDEM_SIMT_DEFINE_add(DT)                                                                       \
   TANDEM_SIMT_KERNEL(add, DT)(TANDEM_SIMT_CBUF(DT) a, TANDEM_SIMT_CBUF(DT) b, TANDEM_SIMT_BUF(DT) out) { \
-    add(a, b, out);                                                                                     \
+    add(a, b, out);                                                                                      \
   }
 
 TANDEM_MODULE_simt_basic(TANDEM_SIMT_DEFINE, simt_basic)

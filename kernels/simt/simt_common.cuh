@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the SIMT kernel .cu files.
 //
 // SIMT kernels accept any grid and block shape (1-D, 2-D or 3-D): they
@@ -32,7 +33,8 @@ __device__ __forceinline__ std::uint32_t thread_in_block() {
 }
 
 __device__ __forceinline__ std::uint64_t block_in_grid() {
-  return blockIdx.x + static_cast<std::uint64_t>(gridDim.x) * (blockIdx.y + static_cast<std::uint64_t>(gridDim.y) * blockIdx.z);
+  return blockIdx.x + static_cast<std::uint64_t>(gridDim.x) *
+                          (blockIdx.y + static_cast<std::uint64_t>(gridDim.y) * blockIdx.z);
 }
 
 __device__ __forceinline__ std::uint64_t grid_blocks() {

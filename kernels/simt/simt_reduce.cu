@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SIMT kernels: atomic_sum, histogram, checksum, spin. Module simt_reduce.
 #include "simt_common.cuh"
 #include "tandem/kernels/histogram_bin.hpp"
@@ -56,7 +57,8 @@ __device__ __forceinline__ void histogram(BufferParam<const T> x, BufferParam<st
     __syncthreads();
     for (std::uint64_t i = simt::global_thread(); i < x.len; i += stride) {
       std::uint64_t b;
-      if (tandem::kernels::histogram_bin(static_cast<double>(x.data[i]), lo, hi, nb, b)) atomicAdd(&local[b], 1u);
+      if (tandem::kernels::histogram_bin(static_cast<double>(x.data[i]), lo, hi, nb, b))
+        atomicAdd(&local[b], 1u);
     }
     __syncthreads();
     for (std::uint32_t b = t; b < nb; b += nt) {
@@ -65,7 +67,8 @@ __device__ __forceinline__ void histogram(BufferParam<const T> x, BufferParam<st
   } else {
     for (std::uint64_t i = simt::global_thread(); i < x.len; i += stride) {
       std::uint64_t b;
-      if (tandem::kernels::histogram_bin(static_cast<double>(x.data[i]), lo, hi, nb, b)) atomicAdd(&bins.data[b], 1u);
+      if (tandem::kernels::histogram_bin(static_cast<double>(x.data[i]), lo, hi, nb, b))
+        atomicAdd(&bins.data[b], 1u);
     }
   }
 }
@@ -124,19 +127,17 @@ __device__ __forceinline__ void spin(BufferParam<std::uint8_t> /*x*/, std::uint6
 
 }  // namespace
 
-#define TANDEM_SIMT_DEFINE_atomic_sum(DT)                                                   \
-  TANDEM_SIMT_KERNEL(atomic_sum, DT)(TANDEM_SIMT_CBUF(DT) x, TANDEM_SIMT_BUF(DT) acc) {     \
-    atomic_sum(x, acc);                                                                     \
+#define TANDEM_SIMT_DEFINE_atomic_sum(DT) \
+  TANDEM_SIMT_KERNEL(atomic_sum, DT)(TANDEM_SIMT_CBUF(DT) x, TANDEM_SIMT_BUF(DT) acc) { atomic_sum(x, acc); }
+#define TANDEM_SIMT_DEFINE_histogram(DT)                                                      \
+  TANDEM_SIMT_KERNEL(histogram, DT)                                                           \
+  (TANDEM_SIMT_CBUF(DT) x, ::tandem::BufferParam<std::uint32_t> bins, double lo, double hi) { \
+    histogram(x, bins, lo, hi);                                                               \
   }
-#define TANDEM_SIMT_DEFINE_histogram(DT)                                                          \
-  TANDEM_SIMT_KERNEL(histogram, DT)(TANDEM_SIMT_CBUF(DT) x, ::tandem::BufferParam<std::uint32_t> bins, \
-                                    double lo, double hi) {                                      \
-    histogram(x, bins, lo, hi);                                                                   \
-  }
-#define TANDEM_SIMT_DEFINE_checksum(DT)                                                               \
-  TANDEM_SIMT_KERNEL(checksum, DT)(::tandem::BufferParam<const std::uint8_t> x,                      \
-                                   ::tandem::BufferParam<std::uint32_t> out) {                        \
-    checksum(x, out);                                                                                 \
+#define TANDEM_SIMT_DEFINE_checksum(DT)                                                     \
+  TANDEM_SIMT_KERNEL(checksum, DT)                                                          \
+  (::tandem::BufferParam<const std::uint8_t> x, ::tandem::BufferParam<std::uint32_t> out) { \
+    checksum(x, out);                                                                       \
   }
 #define TANDEM_SIMT_DEFINE_spin(DT) \
   TANDEM_SIMT_KERNEL(spin, DT)(::tandem::BufferParam<std::uint8_t> x, std::uint64_t ns) { spin(x, ns); }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel catalog: lookup, argument checks and launch dimensions.
 #include "tandem/kernels/catalog.hpp"
 
@@ -143,7 +144,8 @@ std::span<const KernelEntry> catalog() noexcept {
   return all;
 }
 
-const KernelEntry* find(Model model, std::string_view name, DType dtype, const TileShape* tile, int rank) noexcept {
+const KernelEntry* find(Model model, std::string_view name, DType dtype, const TileShape* tile,
+                        int rank) noexcept {
   const KernelEntry* best = nullptr;
   for (const KernelEntry& e : catalog()) {
     if (e.model != model || name != e.name || !e.accepts(dtype)) continue;
@@ -162,8 +164,8 @@ const KernelEntry* find(Model model, std::string_view name, DType dtype, const T
   return best;
 }
 
-const KernelEntry* resolve(Model model, std::string_view name, std::span<const ArgShape> args, const TileShape* tile,
-                           std::string* why) {
+const KernelEntry* resolve(Model model, std::string_view name, std::span<const ArgShape> args,
+                           const TileShape* tile, std::string* why) {
   auto fail = [&](std::string msg) -> const KernelEntry* {
     if (why != nullptr) *why = std::move(msg);
     return nullptr;
@@ -177,7 +179,8 @@ const KernelEntry* resolve(Model model, std::string_view name, std::span<const A
     return fail(msg);
   }
   if (args.size() != params.size()) {
-    return fail(what + " takes " + std::to_string(params.size()) + " arguments; got " + std::to_string(args.size()));
+    return fail(what + " takes " + std::to_string(params.size()) + " arguments; got " +
+                std::to_string(args.size()));
   }
   // The entry's dtype is that of the first view whose dtype is not fixed.
   std::optional<DType> dtype;
@@ -216,14 +219,16 @@ const KernelEntry* resolve(Model model, std::string_view name, std::span<const A
   std::string ranks;
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (params[i].kind != ArgKind::view) continue;
-    ranks += (ranks.empty() ? "" : ", ") + std::string(params[i].name) + " rank " + std::to_string(args[i].rank);
+    ranks +=
+        (ranks.empty() ? "" : ", ") + std::string(params[i].name) + " rank " + std::to_string(args[i].rank);
   }
   std::string accepted;
   for (const KernelEntry* c : candidates) {
     if (!c->default_tile) continue;
     std::string r;
     for (const ParamSpec& p : c->params) {
-      if (p.kind == ArgKind::view) r += (r.empty() ? "" : ", ") + std::string(p.name) + " rank " + std::to_string(p.rank);
+      if (p.kind == ArgKind::view)
+        r += (r.empty() ? "" : ", ") + std::string(p.name) + " rank " + std::to_string(p.rank);
     }
     accepted += (accepted.empty() ? "" : "; or ") + r;
   }
@@ -260,7 +265,8 @@ std::vector<std::string> suggest(Model model, std::string_view name, std::size_t
     const std::size_t d = edit_distance(name, n);
     if (d <= std::max<std::size_t>(2, n.size() / 3)) scored.emplace_back(d, std::move(n));
   }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> out;
   for (auto& s : scored) {
     if (out.size() == max) break;
@@ -272,7 +278,8 @@ std::vector<std::string> suggest(Model model, std::string_view name, std::size_t
 std::vector<DType> kernel_dtypes(Model model, std::string_view name) {
   std::vector<DType> out;
   for (const KernelEntry& e : catalog()) {
-    if (e.model == model && name == e.name && e.dtype && std::find(out.begin(), out.end(), *e.dtype) == out.end()) {
+    if (e.model == model && name == e.name && e.dtype &&
+        std::find(out.begin(), out.end(), *e.dtype) == out.end()) {
       out.push_back(*e.dtype);
     }
   }
@@ -314,24 +321,25 @@ std::string check_args(const KernelEntry& e, std::span<const ArgShape> args) {
                " shape " + shape_string(a);
       }
     } else if (a.rank != p.rank) {
-      return who() + " must be a rank-" + std::to_string(p.rank) + " tensor; got rank " + std::to_string(a.rank) +
-             " shape " + shape_string(a);
+      return who() + " must be a rank-" + std::to_string(p.rank) + " tensor; got rank " +
+             std::to_string(a.rank) + " shape " + shape_string(a);
     }
     for (int k = 0; k < a.rank; ++k) {
       if (a.shape[k] < 0 || a.stride[k] < 0) {
         return who() + " has a negative extent or stride in dimension " + std::to_string(k);
       }
       if (writes(p.mode) && a.stride[k] == 0 && a.shape[k] > 1) {
-        return who() + " has stride 0 in dimension " + std::to_string(k) + " (extent " + std::to_string(a.shape[k]) +
-               "): a written view must not overlap itself";
+        return who() + " has stride 0 in dimension " + std::to_string(k) + " (extent " +
+               std::to_string(a.shape[k]) + "): a written view must not overlap itself";
       }
     }
   }
   return e.validate != nullptr ? e.validate(args) : std::string{};
 }
 
-std::string launch_dims(const KernelEntry& e, std::span<const ArgShape> args, std::optional<driver::Dim3> grid,
-                        std::optional<driver::Dim3> block, driver::LaunchDims& out) {
+std::string launch_dims(const KernelEntry& e, std::span<const ArgShape> args,
+                        std::optional<driver::Dim3> grid, std::optional<driver::Dim3> block,
+                        driver::LaunchDims& out) {
   if (e.model == Model::tile) {
     if (grid || block) {
       return describe(e) + " takes no grid or block: the grid is one block per " + to_string(e.tile) +
@@ -339,10 +347,10 @@ std::string launch_dims(const KernelEntry& e, std::span<const ArgShape> args, st
     }
     const ArgShape& part = args[static_cast<std::size_t>(e.partition_param)];
     const bool rows_tile = e.tile.rank == 2 && part.rank == 1;  // row_sum: out cut into TM pieces
-    const std::uint64_t tiles = rows_tile ? detail::tile_count(part, 1, static_cast<int>(e.tile.dims[0]))
-                                          : detail::tile_count(part, static_cast<int>(e.tile.dims[0]),
-                                                               static_cast<int>(e.tile.rank == 1 ? e.tile.dims[0]
-                                                                                                 : e.tile.dims[1]));
+    const std::uint64_t tiles =
+        rows_tile ? detail::tile_count(part, 1, static_cast<int>(e.tile.dims[0]))
+                  : detail::tile_count(part, static_cast<int>(e.tile.dims[0]),
+                                       static_cast<int>(e.tile.rank == 1 ? e.tile.dims[0] : e.tile.dims[1]));
     if (tiles > 0x7fffffffULL) {
       return describe(e) + ": " + std::to_string(tiles) + " tiles exceed the grid limit (2^31 - 1 blocks)";
     }
@@ -399,7 +407,9 @@ std::uint64_t max_elements(Args a) {
 }
 
 std::uint64_t tile_count(const ArgShape& p, int tm, int tn) {
-  auto cdiv = [](std::int64_t a, std::int64_t b) { return static_cast<std::uint64_t>((std::max<std::int64_t>(a, 0) + b - 1) / b); };
+  auto cdiv = [](std::int64_t a, std::int64_t b) {
+    return static_cast<std::uint64_t>((std::max<std::int64_t>(a, 0) + b - 1) / b);
+  };
   if (p.rank == 1) return cdiv(p.shape[0], tn);
   if (p.rank == 2) return cdiv(p.shape[0], tm) * cdiv(p.shape[1], tn);
   return 0;
@@ -426,8 +436,8 @@ std::string same_shape(Args a, std::initializer_list<int> idx, std::span<const P
     for (int k = 0; same && k < s.rank; ++k) same = s.shape[k] == f.shape[k];
     if (!same) {
       return "'" + std::string(params[static_cast<std::size_t>(i)].name) + "' has shape " + shape_string(s) +
-             " but '" + params[static_cast<std::size_t>(*idx.begin())].name + "' has shape " + shape_string(f) +
-             ": shapes must be equal";
+             " but '" + params[static_cast<std::size_t>(*idx.begin())].name + "' has shape " +
+             shape_string(f) + ": shapes must be equal";
     }
   }
   return {};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // catalog_names.cpp — see catalog_names.hpp.
 #include "catalog_names.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // catalog_names.hpp — tells the runtime each catalog symbol's name
 // (tandem/kernel_name.hpp), so a recording writes catalog launches by name.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-kernel descriptors behind the catalog (internal to kernels/): the
 // parameter lists of the spec table, effects, shape rules, launch rules and
 // tolerances. One descriptor template per kernel; the instance lists supply
@@ -24,14 +25,16 @@ using Args = std::span<const ArgShape>;
 // --- parameter list helpers ---------------------------------------------------------
 
 constexpr ParamSpec in(const char* name, int rank = 0) {
-  return ParamSpec{name, ArgKind::view, AccessMode::read, std::nullopt, false, rank, DType::f32, std::nullopt};
+  return ParamSpec{name,  ArgKind::view, AccessMode::read, std::nullopt,
+                   false, rank,          DType::f32,       std::nullopt};
 }
 constexpr ParamSpec out(const char* name, int rank = 0) {
-  return ParamSpec{name, ArgKind::view, AccessMode::write, std::nullopt, false, rank, DType::f32, std::nullopt};
+  return ParamSpec{name,  ArgKind::view, AccessMode::write, std::nullopt,
+                   false, rank,          DType::f32,        std::nullopt};
 }
 constexpr ParamSpec inout(const char* name, int rank = 0) {
-  return ParamSpec{name, ArgKind::view, AccessMode::read_write, std::nullopt, false, rank, DType::f32,
-                   std::nullopt};
+  return ParamSpec{name,       ArgKind::view, AccessMode::read_write, std::nullopt, false, rank,
+                   DType::f32, std::nullopt};
 }
 constexpr ParamSpec with_dtype(ParamSpec p, DType d) {
   p.fixed_dtype = d;
@@ -54,7 +57,8 @@ constexpr std::array<driver::ParamSlot, N> make_slots(const ParamSpec (&p)[N]) {
   std::array<driver::ParamSlot, N> s{};
   for (std::size_t i = 0; i < N; ++i) {
     if (p[i].kind == ArgKind::scalar) {
-      s[i] = driver::ParamSlot{driver::ParamKind::scalar, static_cast<std::uint16_t>(dtype_size(p[i].scalar_dtype))};
+      s[i] = driver::ParamSlot{driver::ParamKind::scalar,
+                               static_cast<std::uint16_t>(dtype_size(p[i].scalar_dtype))};
     } else {
       const std::size_t bytes = param_bytes(p[i].rank);  // BufferParam / TensorParam<T, rank>
       s[i] = driver::ParamSlot{driver::ParamKind::pointer_led, static_cast<std::uint16_t>(bytes)};
@@ -84,7 +88,9 @@ inline std::uint32_t simt_grid(Args a, std::uint32_t threads, std::uint64_t per_
   const std::uint64_t per_block = static_cast<std::uint64_t>(threads) * per_thread;
   return static_cast<std::uint32_t>(std::clamp<std::uint64_t>((work + per_block - 1) / per_block, 1, cap));
 }
-inline std::uint32_t elementwise_grid(Args a, std::uint32_t threads) { return simt_grid(a, threads, 1, kMaxSimtGrid); }
+inline std::uint32_t elementwise_grid(Args a, std::uint32_t threads) {
+  return simt_grid(a, threads, 1, kMaxSimtGrid);
+}
 inline std::uint32_t reduce_grid(Args a, std::uint32_t threads) { return simt_grid(a, threads, 16, 1024); }
 inline std::uint32_t one_block(Args /*a*/, std::uint32_t /*threads*/) { return 1; }
 
@@ -129,7 +135,8 @@ template <int DT>
 struct iota {
   static constexpr ParamSpec params[] = {out("out"), scalar("start", scalar_dtype(DT), 0.0),
                                          scalar("step", scalar_dtype(DT), 1.0)};
-  static constexpr const char* effect = "out[i] = start + i*step (floats: fma(i, step, start); integers wrap)";
+  static constexpr const char* effect =
+      "out[i] = start + i*step (floats: fma(i, step, start); integers wrap)";
   static constexpr Tolerance tolerance = kExact;
   static std::string validate(Args) { return {}; }
   static constexpr auto grid = elementwise_grid;
@@ -204,7 +211,8 @@ template <int DT>
 struct checksum {
   static constexpr ParamSpec params[] = {as_bytes(in("x")), with_dtype(out("out"), DType::u32)};
   static constexpr const char* effect =
-      "out[0] = wrapping sum of the little-endian 32-bit words of x's bytes (last word zero-padded); any dtype";
+      "out[0] = wrapping sum of the little-endian 32-bit words of x's bytes (last word zero-padded); any "
+      "dtype";
   static constexpr Tolerance tolerance = kExact;
   static std::string validate(Args a) { return at_least_one(a, 1, params); }
   static constexpr auto grid = one_block;  // every block computes the whole sum
@@ -214,7 +222,8 @@ struct checksum {
 template <int DT>
 struct spin {
   static constexpr ParamSpec params[] = {as_bytes(inout("x")), scalar("ns", DType::u64)};
-  static constexpr const char* effect = "busy-waits ns nanoseconds (%globaltimer) in one thread; x unchanged; any dtype";
+  static constexpr const char* effect =
+      "busy-waits ns nanoseconds (%globaltimer) in one thread; x unchanged; any dtype";
   static constexpr Tolerance tolerance = kExact;
   static std::string validate(Args) { return {}; }
   static constexpr auto grid = one_block;
@@ -234,7 +243,9 @@ struct add {
   static constexpr ParamSpec params[] = {in("a", R), in("b", R), out("out", R)};
   static constexpr int partition = 2;
   template <int TM, int TN>
-  static LaunchDims dims(Args a) { return tile_dims<partition, TM, TN, tile::threads_for(TM, TN)>(a); }
+  static LaunchDims dims(Args a) {
+    return tile_dims<partition, TM, TN, tile::threads_for(TM, TN)>(a);
+  }
   static constexpr const char* effect = "out = a + b, elementwise (same shape)";
   static constexpr Tolerance tolerance = kExact;
   static std::string validate(Args a) { return same_shape(a, {0, 1, 2}, params); }
@@ -245,7 +256,9 @@ struct scale {
   static constexpr ParamSpec params[] = {inout("x", R), scalar("a", scalar_dtype(DT))};
   static constexpr int partition = 0;
   template <int TM, int TN>
-  static LaunchDims dims(Args a) { return tile_dims<partition, TM, TN, tile::threads_for(TM, TN)>(a); }
+  static LaunchDims dims(Args a) {
+    return tile_dims<partition, TM, TN, tile::threads_for(TM, TN)>(a);
+  }
   static constexpr const char* effect = "x = a*x, elementwise";
   static constexpr Tolerance tolerance = kExact;
   static std::string validate(Args) { return {}; }
@@ -256,7 +269,9 @@ struct copy {
   static constexpr ParamSpec params[] = {in("src", R), out("dst", R)};
   static constexpr int partition = 1;
   template <int TM, int TN>
-  static LaunchDims dims(Args a) { return tile_dims<partition, TM, TN, tile::threads_for(TM, TN)>(a); }
+  static LaunchDims dims(Args a) {
+    return tile_dims<partition, TM, TN, tile::threads_for(TM, TN)>(a);
+  }
   static constexpr const char* effect = "dst = src (same shape)";
   static constexpr Tolerance tolerance = kExact;
   static std::string validate(Args a) { return same_shape(a, {0, 1}, params); }
@@ -271,7 +286,9 @@ struct transpose {
   static constexpr ParamSpec params[] = {in("src", 2), out("dst", 2)};
   static constexpr int partition = 1;
   template <int TM, int TN>
-  static LaunchDims dims(Args a) { return tile_dims<partition, TM, TN, tile::threads_for(TM, TN)>(a); }
+  static LaunchDims dims(Args a) {
+    return tile_dims<partition, TM, TN, tile::threads_for(TM, TN)>(a);
+  }
   static constexpr const char* effect = "dst = transpose(src) (2-D; dst tiles, padded shared memory)";
   static constexpr Tolerance tolerance = kExact;
   static std::string validate(Args a) { return transpose_rule(a); }
@@ -282,8 +299,11 @@ struct matmul {
   static constexpr ParamSpec params[] = {in("a", 2), in("b", 2), out("c", 2)};
   static constexpr int partition = 2;
   template <int TM, int TN>
-  static LaunchDims dims(Args a) { return tile_dims<partition, TM, TN, tile::threads_for(TM, TN)>(a); }
-  static constexpr const char* effect = "c = a . b (2-D; c tiles, k-slabs of 32 in shared memory, f32 accumulate)";
+  static LaunchDims dims(Args a) {
+    return tile_dims<partition, TM, TN, tile::threads_for(TM, TN)>(a);
+  }
+  static constexpr const char* effect =
+      "c = a . b (2-D; c tiles, k-slabs of 32 in shared memory, f32 accumulate)";
   // f32 accumulation over K terms: |error| <= K * 2^-24 * M, M = sum_k |a_ik b_kj|;
   // 1e-4 covers K <= 1600 in the worst case and far more in practice.
   static constexpr Tolerance tolerance{1e-4};
@@ -297,7 +317,9 @@ struct row_sum {
   static constexpr const char* effect = "out[i] = sum_j x[i, j] (2-D x, 1-D out; floats summed in f64)";
   // The tile is TM rows x TN columns of x; out is cut into TM-element pieces.
   template <int TM, int TN>
-  static LaunchDims dims(Args a) { return tile_dims<partition, 1, TM, tile::threads_for(TM, TN)>(a); }
+  static LaunchDims dims(Args a) {
+    return tile_dims<partition, 1, TM, tile::threads_for(TM, TN)>(a);
+  }
   // Both sides sum in f64 and round once: they differ by at most 1 ulp of T.
   static constexpr Tolerance tolerance{DT == dt::f32 ? 1e-6 : DT == dt::f64 ? 1e-10 : 0.0};
   static std::string validate(Args a) { return row_sum_rule(a); }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The generated entry tables (internal to kernels/).
 #pragma once
 

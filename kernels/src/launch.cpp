@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/kernels/launch.hpp"
 
 #include <cstddef>
@@ -5,9 +6,9 @@
 #include <string>
 #include <type_traits>
 
+#include "launch_memo.hpp"
 #include "tandem/base/planted_slowdown.hpp"
 #include "tandem/errors.hpp"
-#include "launch_memo.hpp"
 
 namespace tandem::kernels {
 
@@ -59,8 +60,8 @@ namespace {
 // remembered dimensions and bytes, its views' pointers written in. Null
 // for anything else, which the full path below checks (and refuses with
 // its messages).
-const detail::RememberedLaunch* repeat(detail::LaunchMemo& memo_of, const KernelEntry& entry, std::span<const Arg> args,
-                                       const std::optional<driver::Dim3>& grid,
+const detail::RememberedLaunch* repeat(detail::LaunchMemo& memo_of, const KernelEntry& entry,
+                                       std::span<const Arg> args, const std::optional<driver::Dim3>& grid,
                                        const std::optional<driver::Dim3>& block, Slots<ViewAccess>& accesses,
                                        std::size_t& views) noexcept {
   const std::size_t n = args.size();
@@ -131,7 +132,8 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
 LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
                     const LaunchConfig& config) {
   if (config.shared_bytes != 0) {
-    fail(entry, "asks " + std::to_string(config.shared_bytes) + " bytes of dynamic shared memory; it uses none");
+    fail(entry,
+         "asks " + std::to_string(config.shared_bytes) + " bytes of dynamic shared memory; it uses none");
   }
   return launch(stream, entry, args, config.grid, config.block);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // launch_memo.hpp — what kernels::launch remembers, per host thread, of the
 // last launch whose checks and packing passed.
 //
@@ -73,7 +74,8 @@ class RememberedLaunch {
   // dtype, rank, and extent and stride in each of the rank's dimensions.
   static bool same(const ArgShape& a, const View& v) noexcept {
     if (a.dtype != v.dtype()) return false;
-    if (!v.is_tensor()) return a.rank == 1 && a.stride[0] == 1 && a.shape[0] == static_cast<std::int64_t>(v.element_count());
+    if (!v.is_tensor())
+      return a.rank == 1 && a.stride[0] == 1 && a.shape[0] == static_cast<std::int64_t>(v.element_count());
     const std::span<const std::int64_t> shape = v.shape(), strides = v.strides();
     if (a.rank != static_cast<int>(shape.size())) return false;
     for (std::size_t k = 0; k < shape.size(); ++k) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The embedded device modules, one per .cu file (internal to kernels/).
 // Defined by the generated <stem>_image.cpp files (see CMakeLists.txt).
 #pragma once

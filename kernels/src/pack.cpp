@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Packing a launch's parameter values (catalog.hpp: pack_params).
 #include <algorithm>
 #include <cmath>
@@ -62,8 +63,8 @@ std::string put_scalar(std::byte* dst, DType type, const ScalarValue& v) {
     using I = decltype(tag);
     I x{};
     if (!to_integer(v, x)) {
-      return number_string(v) + " is not an integer in [" + std::to_string(std::numeric_limits<I>::min()) + ", " +
-             std::to_string(std::numeric_limits<I>::max()) + "]";
+      return number_string(v) + " is not an integer in [" + std::to_string(std::numeric_limits<I>::min()) +
+             ", " + std::to_string(std::numeric_limits<I>::max()) + "]";
     }
     put(dst, x);
     return {};
@@ -83,13 +84,20 @@ std::string put_scalar(std::byte* dst, DType type, const ScalarValue& v) {
       put(dst, d);
       return {};
     }
-    case DType::i8: return integer(std::int8_t{});
-    case DType::i32: return integer(std::int32_t{});
-    case DType::i64: return integer(std::int64_t{});
-    case DType::u8: return integer(std::uint8_t{});
-    case DType::u32: return integer(std::uint32_t{});
-    case DType::u64: return integer(std::uint64_t{});
-    default: break;
+    case DType::i8:
+      return integer(std::int8_t{});
+    case DType::i32:
+      return integer(std::int32_t{});
+    case DType::i64:
+      return integer(std::int64_t{});
+    case DType::u8:
+      return integer(std::uint8_t{});
+    case DType::u32:
+      return integer(std::uint32_t{});
+    case DType::u64:
+      return integer(std::uint64_t{});
+    default:
+      break;
   }
   return "scalars of this dtype are not supported";
 }
@@ -114,7 +122,8 @@ std::string pack_params(const KernelEntry& entry, std::span<const LaunchArg> arg
   // Built only for a message: a launch that passes builds no string.
   const auto who = [&] { return std::string(model_name(entry.model)) + " kernel '" + entry.name + "'"; };
   if (args.size() != entry.params.size()) {
-    return who() + " takes " + std::to_string(entry.params.size()) + " parameters; got " + std::to_string(args.size());
+    return who() + " takes " + std::to_string(entry.params.size()) + " parameters; got " +
+           std::to_string(args.size());
   }
   if (args.size() > PackedParams::kMaxParams || entry.symbol == nullptr ||
       entry.symbol->param_count != entry.params.size()) {
@@ -140,8 +149,8 @@ std::string pack_params(const KernelEntry& entry, std::span<const LaunchArg> arg
         put(dst + kBufferParamLenOffset, len);
       } else {  // TensorParam<T, R> {T* data; int64 shape[R]; int64 stride[R]}
         if (a.shape.rank != p.rank) {
-          return who() + ": '" + p.name + "' must be a rank-" + std::to_string(p.rank) + " tensor; got rank " +
-                 std::to_string(a.shape.rank);
+          return who() + ": '" + p.name + "' must be a rank-" + std::to_string(p.rank) +
+                 " tensor; got rank " + std::to_string(a.shape.rank);
         }
         for (int k = 0; k < p.rank; ++k) {
           const std::size_t at = sizeof(std::int64_t) * static_cast<std::size_t>(k);

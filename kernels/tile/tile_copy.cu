@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tile kernels: copy (rank 1 and 2) and transpose. Module tile_copy.
 //
 // These are the bandwidth kernels (target: >= 80 % of device-to-device copy
@@ -35,18 +36,19 @@ __device__ __forceinline__ void tile_transpose(tile::view<const T, 2> src, tile:
 
 }  // namespace
 
-#define TANDEM_TILE_DEFINE_copy(DT, R, TM, TN)                                                        \
-  TANDEM_TILE_KERNEL(copy, DT, R, TM, TN)(TANDEM_TILE_IN(DT, R) src, TANDEM_TILE_OUT(DT, R) dst) {    \
-    tile_copy<TANDEM_TILE_T(DT), R, TM, TN>(src, dst);                                                \
+#define TANDEM_TILE_DEFINE_copy(DT, R, TM, TN)                                                     \
+  TANDEM_TILE_KERNEL(copy, DT, R, TM, TN)(TANDEM_TILE_IN(DT, R) src, TANDEM_TILE_OUT(DT, R) dst) { \
+    tile_copy<TANDEM_TILE_T(DT), R, TM, TN>(src, dst);                                             \
   }
 // 4-byte transposes: full occupancy (8 blocks of 256 or 16 of 128 per SM,
 // 32 registers, no spills); 8-byte ones: half (<= 64 registers; at 32 they
 // would spill).
-#define TANDEM_TILE_DEFINE_transpose(DT, R, TM, TN)                                                 \
-  TANDEM_TILE_KERNEL_OCCUPANCY(transpose, DT, R, TM, TN,                                           \
-                               (sizeof(TANDEM_TILE_T(DT)) <= 4 ? 2048 : 1024) / ::tandem::tile::threads_for(TM, TN))( \
-      TANDEM_TILE_IN(DT, 2) src, TANDEM_TILE_OUT(DT, 2) dst) {                                     \
-    tile_transpose<TANDEM_TILE_T(DT), TM, TN>(src, dst);                                           \
+#define TANDEM_TILE_DEFINE_transpose(DT, R, TM, TN)                                         \
+  TANDEM_TILE_KERNEL_OCCUPANCY(                                                             \
+      transpose, DT, R, TM, TN,                                                             \
+      (sizeof(TANDEM_TILE_T(DT)) <= 4 ? 2048 : 1024) / ::tandem::tile::threads_for(TM, TN)) \
+  (TANDEM_TILE_IN(DT, 2) src, TANDEM_TILE_OUT(DT, 2) dst) {                                 \
+    tile_transpose<TANDEM_TILE_T(DT), TM, TN>(src, dst);                                    \
   }
 
 TANDEM_MODULE_tile_copy(TANDEM_TILE_DEFINE, tile_copy)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tile kernels: matmul and row_sum. Module tile_reduce.
 #include "tile_common.cuh"
 
@@ -60,15 +61,15 @@ __device__ __forceinline__ void tile_row_sum(tile::view<const T, 2> x, tile::vie
 
 }  // namespace
 
-#define TANDEM_TILE_DEFINE_matmul(DT, R, TM, TN)                                                     \
-  TANDEM_TILE_KERNEL(matmul, DT, R, TM, TN)(TANDEM_TILE_IN(DT, 2) a, TANDEM_TILE_IN(DT, 2) b,        \
-                                            TANDEM_TILE_OUT(DT, 2) c) {                              \
-    static_assert(::tandem::kernels::dt::DT == ::tandem::kernels::dt::f32, "matmul is f32");         \
-    tile_matmul<TM, TN>(a, b, c);                                                                    \
+#define TANDEM_TILE_DEFINE_matmul(DT, R, TM, TN)                                             \
+  TANDEM_TILE_KERNEL(matmul, DT, R, TM, TN)                                                  \
+  (TANDEM_TILE_IN(DT, 2) a, TANDEM_TILE_IN(DT, 2) b, TANDEM_TILE_OUT(DT, 2) c) {             \
+    static_assert(::tandem::kernels::dt::DT == ::tandem::kernels::dt::f32, "matmul is f32"); \
+    tile_matmul<TM, TN>(a, b, c);                                                            \
   }
-#define TANDEM_TILE_DEFINE_row_sum(DT, R, TM, TN)                                                     \
-  TANDEM_TILE_KERNEL(row_sum, DT, R, TM, TN)(TANDEM_TILE_IN(DT, 2) x, TANDEM_TILE_OUT(DT, 1) out) {  \
-    tile_row_sum<TANDEM_TILE_T(DT), TM, TN>(x, out);                                                  \
+#define TANDEM_TILE_DEFINE_row_sum(DT, R, TM, TN)                                                   \
+  TANDEM_TILE_KERNEL(row_sum, DT, R, TM, TN)(TANDEM_TILE_IN(DT, 2) x, TANDEM_TILE_OUT(DT, 1) out) { \
+    tile_row_sum<TANDEM_TILE_T(DT), TM, TN>(x, out);                                                \
   }
 
 TANDEM_MODULE_tile_reduce(TANDEM_TILE_DEFINE, tile_reduce)

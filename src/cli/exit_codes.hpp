@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // exit_codes.hpp — the command's exit codes, the only place they are defined.
 #pragma once
 
@@ -13,11 +14,16 @@ inline constexpr int kExitNoBackend = 4;
 
 [[nodiscard]] constexpr int exit_code(scenario::Outcome o) noexcept {
   switch (o) {
-    case scenario::Outcome::pass: return kExitPass;
-    case scenario::Outcome::fail: return kExitFail;
-    case scenario::Outcome::invalid: return kExitUsage;
-    case scenario::Outcome::error: return kExitRuntime;
-    case scenario::Outcome::unavailable: return kExitNoBackend;
+    case scenario::Outcome::pass:
+      return kExitPass;
+    case scenario::Outcome::fail:
+      return kExitFail;
+    case scenario::Outcome::invalid:
+      return kExitUsage;
+    case scenario::Outcome::error:
+      return kExitRuntime;
+    case scenario::Outcome::unavailable:
+      return kExitNoBackend;
   }
   return kExitRuntime;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "files.hpp"
 
 #include <unistd.h>
@@ -35,7 +36,8 @@ bool out_file_writable(const std::string& path, std::string& why) {
   }
   const bool exists = fs::exists(p, ec);
   if (access(exists ? p.c_str() : folder.c_str(), W_OK) != 0) {
-    why = "--out " + path + ": " + (exists ? "the file" : "the folder '" + folder.string() + "'") + " is not writable";
+    why = "--out " + path + ": " + (exists ? "the file" : "the folder '" + folder.string() + "'") +
+          " is not writable";
     return false;
   }
   return true;

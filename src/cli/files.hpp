@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // files.hpp — the command's file checks shared by its subcommands.
 #pragma once
 

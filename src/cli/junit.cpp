@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // junit.cpp — the report's checks and errors laid out as JUnit test cases.
 // A check or error belongs to the repetition it names; the end-of-run
 // expectations (leaks, violations) carry the last repetition, since they
@@ -33,14 +34,29 @@ std::string xml(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     switch (c) {
-      case '&': out += "&amp;"; continue;
-      case '<': out += "&lt;"; continue;
-      case '>': out += "&gt;"; continue;
-      case '"': out += "&quot;"; continue;
-      case '\'': out += "&apos;"; continue;
-      case '\n': out += "&#10;"; continue;
-      case '\t': out += "&#9;"; continue;
-      default: break;
+      case '&':
+        out += "&amp;";
+        continue;
+      case '<':
+        out += "&lt;";
+        continue;
+      case '>':
+        out += "&gt;";
+        continue;
+      case '"':
+        out += "&quot;";
+        continue;
+      case '\'':
+        out += "&apos;";
+        continue;
+      case '\n':
+        out += "&#10;";
+        continue;
+      case '\t':
+        out += "&#9;";
+        continue;
+      default:
+        break;
     }
     if (c >= 0x20 && c < 0x7F) {
       out += s[i];
@@ -68,26 +84,29 @@ std::uint64_t uint_of(const ojson& j, const char* key, std::uint64_t dflt) {
 
 struct Case {
   std::string name;
-  std::string kind;  // "" (passed), "failure", "error" or "skipped"
-  std::string type;  // the first problem's kind: "check" or an error code
+  std::string kind;                // "" (passed), "failure", "error" or "skipped"
+  std::string type;                // the first problem's kind: "check" or an error code
   std::vector<std::string> lines;  // the failed checks and errors, each with its JSON path
   std::optional<double> time;
 
   void add(std::string line, const std::string& what, bool is_error) {
     if (lines.empty()) type = what;
     lines.push_back(std::move(line));
-    if (is_error) kind = "error";
-    else if (kind.empty()) kind = "failure";
+    if (is_error)
+      kind = "error";
+    else if (kind.empty())
+      kind = "failure";
   }
 };
 
 std::string check_line(const ojson& c) {
-  return text_of(c, "step") + ": check " + text_of(c, "what") + ": expected " + c.value("expected", ojson()).dump() +
-         ", found " + c.value("actual", ojson()).dump();
+  return text_of(c, "step") + ": check " + text_of(c, "what") + ": expected " +
+         c.value("expected", ojson()).dump() + ", found " + c.value("actual", ojson()).dump();
 }
 
 std::string error_line(const ojson& e) {
-  return text_of(e, "step") + " (" + text_of(e, "op") + "): " + text_of(e, "code") + ": " + text_of(e, "message");
+  return text_of(e, "step") + " (" + text_of(e, "op") + "): " + text_of(e, "code") + ": " +
+         text_of(e, "message");
 }
 
 // A scenario that ran: one test case per repetition.
@@ -95,9 +114,12 @@ std::vector<Case> repetition_cases(const std::string& name, const ojson& r) {
   const std::uint64_t n = std::max<std::uint64_t>(1, uint_of(r, "repetitions", 1));
   std::vector<Case> cases(n);
   for (std::uint64_t i = 0; i < n; ++i)
-    cases[i].name = n == 1 ? name : name + " [repetition " + std::to_string(i + 1) + "/" + std::to_string(n) + "]";
+    cases[i].name =
+        n == 1 ? name : name + " [repetition " + std::to_string(i + 1) + "/" + std::to_string(n) + "]";
   if (n == 1) cases[0].time = r.value("duration_s", 0.0);
-  auto of = [&](const ojson& x) -> Case& { return cases[std::clamp<std::uint64_t>(uint_of(x, "repetition", n), 1, n) - 1]; };
+  auto of = [&](const ojson& x) -> Case& {
+    return cases[std::clamp<std::uint64_t>(uint_of(x, "repetition", n), 1, n) - 1];
+  };
   const bool run_error = text_of(r, "status") == "error";
   for (const ojson& c : r.value("checks", ojson::array()))
     if (!c.value("ok", true)) of(c).add(check_line(c), "check", false);
@@ -126,7 +148,8 @@ std::vector<Case> cases_of(const JUnitEntry& e, const std::string& name) {
 }
 
 void write_case(std::string& out, const Case& c, const std::string& classname, const std::string& file) {
-  out += "    <testcase name=\"" + xml(c.name) + "\" classname=\"" + xml(classname) + "\" file=\"" + xml(file) + "\"";
+  out += "    <testcase name=\"" + xml(c.name) + "\" classname=\"" + xml(classname) + "\" file=\"" +
+         xml(file) + "\"";
   if (c.time) out += " time=\"" + std::to_string(*c.time) + "\"";
   if (c.kind.empty()) {
     out += "/>\n";
@@ -152,8 +175,8 @@ struct Counts {
   }
   [[nodiscard]] std::string attributes() const {
     return "tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
-           std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" + std::to_string(time) +
-           "\"";
+           std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" +
+           std::to_string(time) + "\"";
   }
 };
 
@@ -173,7 +196,8 @@ std::string junit_xml(const std::vector<JUnitEntry>& entries) {
   Counts all;
   for (const JUnitEntry& e : entries) {
     const std::string stem = std::filesystem::path(e.file).stem().string();
-    std::string name = e.report ? text_of((*e.report).value("scenario", ojson::object()), "name") : std::string();
+    std::string name =
+        e.report ? text_of((*e.report).value("scenario", ojson::object()), "name") : std::string();
     if (name.empty()) name = stem;
     std::string classname = "tandem." + stem;
     std::replace(classname.begin() + 7, classname.end(), '.', '_');  // a dot would split it into packages
@@ -183,10 +207,11 @@ std::string junit_xml(const std::vector<JUnitEntry>& entries) {
     if (e.report) c.time = e.report->value("duration_s", 0.0);
     all.add(cases);
     all.time += c.time;
-    suites += "  <testsuite name=\"" + xml(name) + "\" " + c.attributes() + " file=\"" + xml(e.file) + "\">\n";
+    suites +=
+        "  <testsuite name=\"" + xml(name) + "\" " + c.attributes() + " file=\"" + xml(e.file) + "\">\n";
     if (e.report) {
-      suites += "    <properties>\n      <property name=\"backend\" value=\"" + xml(text_of(*e.report, "backend")) +
-                "\"/>\n";
+      suites += "    <properties>\n      <property name=\"backend\" value=\"" +
+                xml(text_of(*e.report, "backend")) + "\"/>\n";
       if (const auto d = e.report->find("device"); d != e.report->end() && d->is_object())
         suites += "      <property name=\"device\" value=\"" + xml(text_of(*d, "name")) + "\"/>\n";
       suites += "    </properties>\n";
@@ -198,8 +223,8 @@ std::string junit_xml(const std::vector<JUnitEntry>& entries) {
     }
     suites += "  </testsuite>\n";
   }
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tandem run\" " + all.attributes() + ">\n" +
-         suites + "</testsuites>\n";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tandem run\" " + all.attributes() +
+         ">\n" + suites + "</testsuites>\n";
 }
 
 }  // namespace tandem::cli

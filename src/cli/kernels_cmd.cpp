@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kernels_cmd.hpp"
 
 #include <iostream>
@@ -46,7 +47,8 @@ json kernels_json() {
       json params = json::array();
       const auto specs = k::kernel_params(m, name);
       for (std::size_t i = 0; i < specs.size(); ++i) {
-        params.push_back(param_json(specs[i], specs[i].kind == k::ArgKind::scalar && scalar_follows_dtype(m, name, i)));
+        params.push_back(
+            param_json(specs[i], specs[i].kind == k::ArgKind::scalar && scalar_follows_dtype(m, name, i)));
       }
       json dtypes = json::array();
       json tiles = json::array();
@@ -57,8 +59,8 @@ json kernels_json() {
         }
       }
       if (dtypes.empty()) dtypes.push_back("any");
-      json entry{{"model", std::string(k::model_name(m))}, {"kernel", name}, {"params", params},
-                 {"dtypes", dtypes}};
+      json entry{
+          {"model", std::string(k::model_name(m))}, {"kernel", name}, {"params", params}, {"dtypes", dtypes}};
       if (m == k::Model::tile) entry["tiles"] = tiles;
       entry["effect"] = k::kernel_effect(m, name);
       out.push_back(entry);
@@ -77,7 +79,8 @@ void print_kernels(const json& kernels) {
     }
     std::string dtypes;
     for (const json& d : e["dtypes"]) dtypes += (dtypes.empty() ? "" : " ") + d.get<std::string>();
-    std::cout << e["model"].get<std::string>() << "  " << e["kernel"].get<std::string>() << "(" << sig << ")\n"
+    std::cout << e["model"].get<std::string>() << "  " << e["kernel"].get<std::string>() << "(" << sig
+              << ")\n"
               << "      dtypes: " << dtypes;
     if (e.contains("tiles")) {
       std::string tiles;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kernels_cmd.hpp — `tandem kernels`: the kernel registry, as a table on a
 // terminal or as JSON (model, name, parameters with access modes, dtypes,
 // tiles, effect).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem — the command. Subcommands:
 //   tandem devices [--backend auto|cuda|sim] [--json|--ctest-resources]
 //   tandem smoke   [--backend auto|cuda|sim] [--device N] [--out FILE]
@@ -6,18 +7,19 @@
 //   tandem ops     [--json|--markdown]
 //   tandem run FILE... [--backend B] [--out FILE|DIR] [--repeat N] [--json] [--quiet] [--junit FILE]
 //   tandem report REPORT|FOLDER|BENCH_JSON... -o FILE.html [--title T]
-//   tandem shrink FILE [--backend B|file] [--seed N] [--out PATH] [--max-runs N] [--time-limit S] [--confirm K]
+//   tandem shrink FILE [--backend B|file] [--seed N] [--out PATH] [--max-runs N] [--time-limit S] [--confirm
+//   K]
 // Exit codes (exit_codes.hpp): 0 pass, 1 fail, 2 bad command line or invalid
 // scenario, 3 runtime or device error, 4 the requested backend is not available.
-#include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <string>
-#include <vector>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "exit_codes.hpp"
 #include "kernels_cmd.hpp"
@@ -35,7 +37,6 @@ namespace {
 
 using tandem::BackendKind;
 using namespace tandem::cli;
-
 
 // Opens the platform or exits 4 with the reason.
 tandem::Platform open_platform(BackendKind kind) {
@@ -63,7 +64,8 @@ int cmd_devices(BackendKind kind, bool json) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (int i = 0; i < p.device_count(); ++i) list.push_back(tandem::scenario::device_json(p.device(i)));
   if (json || !isatty(STDOUT_FILENO)) {
-    std::cout << nlohmann::ordered_json{{"backend", std::string(p.backend_name())}, {"devices", list}}.dump(2) << "\n";
+    std::cout << nlohmann::ordered_json{{"backend", std::string(p.backend_name())}, {"devices", list}}.dump(2)
+              << "\n";
     return kExitPass;
   }
   std::cout << "backend " << p.backend_name() << " (driver " << p.driver_version() << "), "
@@ -127,7 +129,8 @@ int cmd_smoke(BackendKind kind, int device, const std::string& out) {
   write_json(r.report, out);
   if (!out.empty() && out != "-") {
     std::cerr << "tandem smoke on " << r.report["backend"].get<std::string>() << ": "
-              << (r.outcome == tandem::scenario::Outcome::pass ? "pass" : "FAIL") << " (report: " << out << ")\n";
+              << (r.outcome == tandem::scenario::Outcome::pass ? "pass" : "FAIL") << " (report: " << out
+              << ")\n";
   }
   return exit_code(r.outcome);
 }
@@ -170,27 +173,33 @@ void add_backend(CLI::App* sub, std::string& backend) {
 }
 
 void add_run(CLI::App& app, Request& q) {
-  q.run_app = app.add_subcommand("run", "Run scenario files (tandem.scenario/1) and write tandem.report/1 JSON reports");
+  q.run_app = app.add_subcommand(
+      "run", "Run scenario files (tandem.scenario/1) and write tandem.report/1 JSON reports");
   CLI::App* run = q.run_app;
   run->add_option("files", q.run.files, "scenario files")->required();
   run->add_option("--backend", q.run_backend, "override the files' backend: auto, cuda or sim")
       ->check(CLI::IsMember({"auto", "cuda", "sim"}));
-  run->add_option("--out", q.run.out,
-                  "report file; a folder (existing, ending in '/', or when several files run) gets "
-                  "<file stem>.report.json per scenario (made if missing). Checked before anything runs; a report "
-                  "that cannot be written after all goes to stdout. Default: JSON on stdout unless it is a terminal");
+  run->add_option(
+      "--out", q.run.out,
+      "report file; a folder (existing, ending in '/', or when several files run) gets "
+      "<file stem>.report.json per scenario (made if missing). Checked before anything runs; a report "
+      "that cannot be written after all goes to stdout. Default: JSON on stdout unless it is a terminal");
   run->add_option("--repeat", q.run_repeat, "override the files' repeat count (expectations scale with it)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}));
   run->add_flag("--json", q.run.json, "print the report JSON on stdout even on a terminal");
   run->add_flag("--quiet", q.run.quiet, "no progress line and no human summary");
-  run->add_option("--junit", q.run.junit,
-                  "also write JUnit XML for CI: one test case per scenario and repetition, failures carrying the "
-                  "failed checks and errors with their JSON paths");
+  run->add_option(
+      "--junit", q.run.junit,
+      "also write JUnit XML for CI: one test case per scenario and repetition, failures carrying the "
+      "failed checks and errors with their JSON paths");
   run->footer(
-      "On a terminal: a progress line for long runs and a short summary per file (colour unless NO_COLOR is set).\n"
-      "The report gives setup_s, body_s and settle_s (launches_per_s is over the body), the runtime options the\n"
+      "On a terminal: a progress line for long runs and a short summary per file (colour unless NO_COLOR is "
+      "set).\n"
+      "The report gives setup_s, body_s and settle_s (launches_per_s is over the body), the runtime options "
+      "the\n"
       "run used (runtime) and per-op step latency (step_latency_ns).\n"
-      "Exit codes: 0 all pass, 1 a check failed or a leak/violation was found, 2 invalid scenario or command\n"
+      "Exit codes: 0 all pass, 1 a check failed or a leak/violation was found, 2 invalid scenario or "
+      "command\n"
       "line, 3 runtime or device error, 4 the requested backend (or device) is not available.");
 }
 
@@ -198,22 +207,29 @@ void add_subcommands(CLI::App& app, Request& q) {
   q.devices = app.add_subcommand("devices", "List the devices of a backend");
   add_backend(q.devices, q.backend);
   q.devices->add_flag("--json", q.json, "JSON output (the default when stdout is not a terminal)");
-  q.devices->add_flag("--ctest-resources", q.ctest_resources,
-                      "print a CTest resource spec file of this machine's CUDA devices (empty without one), for "
-                      "ctest --resource-spec-file: GPU tests then run one per GPU")
+  q.devices
+      ->add_flag("--ctest-resources", q.ctest_resources,
+                 "print a CTest resource spec file of this machine's CUDA devices (empty without one), for "
+                 "ctest --resource-spec-file: GPU tests then run one per GPU")
       ->excludes("--json");
-  q.smoke = app.add_subcommand("smoke", "Exercise the runtime end to end (an embedded scenario) and report as JSON");
+  q.smoke = app.add_subcommand("smoke",
+                               "Exercise the runtime end to end (an embedded scenario) and report as JSON");
   add_backend(q.smoke, q.backend);
   q.smoke->add_option("--device", q.device, "device ordinal")->check(CLI::NonNegativeNumber);
   q.smoke->add_option("--out", q.out, "report file (default: stdout)");
-  q.kernels = app.add_subcommand("kernels", "List the kernel registry: parameters, access modes, dtypes, tiles");
+  q.kernels =
+      app.add_subcommand("kernels", "List the kernel registry: parameters, access modes, dtypes, tiles");
   q.kernels->add_flag("--json", q.kernels_as_json, "JSON output (the default when stdout is not a terminal)");
-  q.validate = app.add_subcommand("validate", "Check scenario files without running them (exit 2 if invalid)");
+  q.validate =
+      app.add_subcommand("validate", "Check scenario files without running them (exit 2 if invalid)");
   q.validate->add_option("files", q.scenario_files, "scenario files (tandem.scenario/1 JSON)")->required();
   q.validate->add_flag("--json", q.validate_json, "one JSON result per file");
-  q.ops = app.add_subcommand("ops", "List the scenario ops: their fields and what they do (JSON, or --markdown)");
+  q.ops =
+      app.add_subcommand("ops", "List the scenario ops: their fields and what they do (JSON, or --markdown)");
   q.ops->add_flag("--markdown", q.ops_markdown, "a markdown table (docs/scenario-ops.md)");
-  q.ops->add_flag("--json", q.ops_json, "JSON (the default): [{op, family, doc, fields: [{name, kind, required, doc}]}]")
+  q.ops
+      ->add_flag("--json", q.ops_json,
+                 "JSON (the default): [{op, family, doc, fields: [{name, kind, required, doc}]}]")
       ->excludes("--markdown");
   add_run(app, q);
   q.shrink_app = add_shrink(app, q.shrink);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reference_run.hpp — `tandem shrink --reference-env`: a candidate is also
 // run by this same binary in a child process whose environment differs
 // (e.g. TANDEM_MUTANT= for the build without its planted bug), and must

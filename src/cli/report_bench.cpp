@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // report_bench.cpp — a bench.json's part of the page (scripts/bench_report.py
 // writes it: ratios and absolute figures with their targets, and the peers).
 #include <cstdio>
@@ -53,16 +54,22 @@ std::string ratios_part(const ojson& ratios, ReportCharts& charts) {
       goals.push_back(target);
       status.push_back(str(field(e, "status")));
       rows += "<tr class=\"ratio-row status-" + html_escape(str(field(e, "status"))) + "\" data-key=\"" +
-              html_escape(key) + "\">" + cell(key) + cell(str(field(e, "title"), "")) + cell(fmt(field(e, "value"))) +
-              cell(target) + "<td class=\"status\">" + html_escape(str(field(e, "status"))) + "</td>" +
-              cell(fmt(field(e, "noise"))) + "</tr>\n";
+              html_escape(key) + "\">" + cell(key) + cell(str(field(e, "title"), "")) +
+              cell(fmt(field(e, "value"))) + cell(target) + "<td class=\"status\">" +
+              html_escape(str(field(e, "status"))) + "</td>" + cell(fmt(field(e, "noise"))) + "</tr>\n";
     }
   }
   std::string h = charts.add("ratios", "judged ratios against their targets (bar: value; line: target)",
-                             {{"labels", keys}, {"titles", titles}, {"values", values}, {"targets", targets},
-                              {"goals", goals}, {"status", status}});
-  return h + "<table class=\"ratios\"><thead><tr><th>ratio</th><th>what</th><th>value</th><th>target</th>"
-             "<th>status</th><th>noise</th></tr></thead><tbody>\n" + rows + "</tbody></table>\n";
+                             {{"labels", keys},
+                              {"titles", titles},
+                              {"values", values},
+                              {"targets", targets},
+                              {"goals", goals},
+                              {"status", status}});
+  return h +
+         "<table class=\"ratios\"><thead><tr><th>ratio</th><th>what</th><th>value</th><th>target</th>"
+         "<th>status</th><th>noise</th></tr></thead><tbody>\n" +
+         rows + "</tbody></table>\n";
 }
 
 // One launcher's row: its launch cost and its ratio to the raw driver launch
@@ -80,8 +87,10 @@ std::vector<Launcher> launchers(const ojson& ratios, const ojson& peers) {
     const ojson& e = field(ratios, key);
     if (!field(e, "tracked_value").is_number()) continue;
     if (out.empty() && field(e, "raw_value").is_number())
-      out.push_back({"raw cuLaunchKernel (C++, paired raw segments)", e["raw_value"].get<double>() / 1000, 1.0, false});
-    out.push_back({std::string("tandem ") + key, e["tracked_value"].get<double>() / 1000, field(e, "value"), true});
+      out.push_back(
+          {"raw cuLaunchKernel (C++, paired raw segments)", e["raw_value"].get<double>() / 1000, 1.0, false});
+    out.push_back(
+        {std::string("tandem ") + key, e["tracked_value"].get<double>() / 1000, field(e, "value"), true});
   }
   const ojson& list = field(peers, "peers");
   if (list.is_object()) {
@@ -107,10 +116,13 @@ std::string peers_part(const ojson& ratios, const ojson& peers, ReportCharts& ch
     rows += "<tr class=\"peer-row\">" + cell(l.title) + cell(fmt(l.per_launch_us, "%.2f µs")) +
             cell(fmt(l.ratio, "%.2f×")) + "</tr>\n";
   }
-  std::string h = charts.add("peers", "launch cost beside the peers: ratio to the raw driver launch of its own process",
-                             {{"labels", labels}, {"ratios", ratio}, {"per_launch_us", us}, {"tandem", tandem}});
-  return h + "<table class=\"peers\"><thead><tr><th>launcher</th><th>per launch</th><th>vs raw driver</th></tr>"
-             "</thead><tbody>\n" + rows + "</tbody></table>\n";
+  std::string h =
+      charts.add("peers", "launch cost beside the peers: ratio to the raw driver launch of its own process",
+                 {{"labels", labels}, {"ratios", ratio}, {"per_launch_us", us}, {"tandem", tandem}});
+  return h +
+         "<table class=\"peers\"><thead><tr><th>launcher</th><th>per launch</th><th>vs raw driver</th></tr>"
+         "</thead><tbody>\n" +
+         rows + "</tbody></table>\n";
 }
 
 std::string absolute_part(const ojson& absolute) {
@@ -119,14 +131,16 @@ std::string absolute_part(const ojson& absolute) {
     for (const auto& [key, e] : absolute.items()) {
       if (!field(e, "target").is_string()) continue;
       rows += "<tr class=\"absolute-row status-" + html_escape(str(field(e, "status"))) + "\">" + cell(key) +
-              cell(str(field(e, "title"), "")) + cell(fmt(field(e, "value"), "%.4g") + " " + str(field(e, "unit"), "")) +
+              cell(str(field(e, "title"), "")) +
+              cell(fmt(field(e, "value"), "%.4g") + " " + str(field(e, "unit"), "")) +
               cell(str(field(e, "target"))) + "<td class=\"status\">" + html_escape(str(field(e, "status"))) +
               "</td></tr>\n";
     }
   }
   if (rows.empty()) return "";
   return "<h3>Judged absolute figures</h3>\n<table class=\"absolute\"><thead><tr><th>figure</th><th>what</th>"
-         "<th>value</th><th>target</th><th>status</th></tr></thead><tbody>\n" + rows + "</tbody></table>\n";
+         "<th>value</th><th>target</th><th>status</th></tr></thead><tbody>\n" +
+         rows + "</tbody></table>\n";
 }
 
 }  // namespace
@@ -134,12 +148,12 @@ std::string absolute_part(const ojson& absolute) {
 std::string bench_section(const ReportDocument& bench, std::size_t index, ReportCharts& charts) {
   const ojson& b = bench.doc;
   const ojson& summary = field(b, "summary");
-  std::string h = "<section class=\"bench\" id=\"bench-" + std::to_string(index) + "\"><h2>Benchmarks: " +
-                  html_escape(bench.path) + "</h2>\n<p class=\"bench-meta\">git " + html_escape(str(field(b, "git"))) +
-                  ", " + html_escape(str(field(b, "date"))) + ", " +
+  std::string h = "<section class=\"bench\" id=\"bench-" + std::to_string(index) +
+                  "\"><h2>Benchmarks: " + html_escape(bench.path) + "</h2>\n<p class=\"bench-meta\">git " +
+                  html_escape(str(field(b, "git"))) + ", " + html_escape(str(field(b, "date"))) + ", " +
                   html_escape(str(field(field(b, "device"), "name"))) + " — " +
-                  fmt(field(summary, "pass"), "%.0f") + " pass, " + fmt(field(summary, "miss"), "%.0f") + " miss, " +
-                  fmt(field(summary, "absent"), "%.0f") + " absent</p>\n";
+                  fmt(field(summary, "pass"), "%.0f") + " pass, " + fmt(field(summary, "miss"), "%.0f") +
+                  " miss, " + fmt(field(summary, "absent"), "%.0f") + " absent</p>\n";
   h += "<h3>Judged ratios</h3>\n" + ratios_part(field(b, "ratios"), charts);
   h += "<h3>Launch cost beside the peers</h3>\n" + peers_part(field(b, "ratios"), field(b, "peers"), charts);
   h += absolute_part(field(b, "absolute"));

@@ -1,11 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // report_cmd.hpp — `tandem report`: scenario reports and bench.json files
 // as one self-contained HTML page.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace tandem::cli {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "report_html.hpp"
 
 #include <sstream>
@@ -49,12 +50,23 @@ std::string html_escape(std::string_view s) {
   out.reserve(s.size());
   for (const char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -66,8 +78,8 @@ std::string ReportCharts::add(const std::string& kind, const std::string& title,
   data["kind"] = kind;
   data["title"] = title;
   list_.push_back(std::move(data));
-  return "<figure class=\"chart\" id=\"" + id + "\" data-kind=\"" + kind + "\"><figcaption>" + html_escape(title) +
-         "</figcaption></figure>\n";
+  return "<figure class=\"chart\" id=\"" + id + "\" data-kind=\"" + kind + "\"><figcaption>" +
+         html_escape(title) + "</figcaption></figure>\n";
 }
 
 std::string render_report_page(const ReportInputs& in, const std::string& title) {
@@ -77,18 +89,22 @@ std::string render_report_page(const ReportInputs& in, const std::string& title)
   for (std::size_t i = 0; i < in.benches.size(); ++i) body += bench_section(in.benches[i], i, charts);
   std::ostringstream os;
   os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-     << "<meta name=\"generator\" content=\"tandem report " << TANDEM_VERSION << " (git " << TANDEM_GIT << ")\">\n"
+     << "<meta name=\"generator\" content=\"tandem report " << TANDEM_VERSION << " (git " << TANDEM_GIT
+     << ")\">\n"
      << "<title>" << html_escape(title) << "</title>\n"
-     << "<style>\n" << inline_text(assets::uplot_css(), "</style") << "\n</style>\n"
-     << "<style>\n" << inline_text(assets::page_css(), "</style") << "\n</style>\n"
+     << "<style>\n"
+     << inline_text(assets::uplot_css(), "</style") << "\n</style>\n"
+     << "<style>\n"
+     << inline_text(assets::page_css(), "</style") << "\n</style>\n"
      << "</head>\n<body data-errors=\"0\" data-ready=\"0\">\n"
      << "<header><h1>" << html_escape(title) << "</h1><p class=\"inputs\">" << inputs_line(in)
      << "</p><p id=\"page-errors\" hidden></p></header>\n"
-     << body
-     << "<script id=\"tandem-data\" type=\"application/json\">" << script_json({{"charts", charts.json()}})
-     << "</script>\n"
-     << "<script>\n" << inline_text(assets::page_js(), "</script") << "\n</script>\n"
-     << "<script>\n" << inline_text(assets::uplot_js(), "</script") << "\n</script>\n"
+     << body << "<script id=\"tandem-data\" type=\"application/json\">"
+     << script_json({{"charts", charts.json()}}) << "</script>\n"
+     << "<script>\n"
+     << inline_text(assets::page_js(), "</script") << "\n</script>\n"
+     << "<script>\n"
+     << inline_text(assets::uplot_js(), "</script") << "\n</script>\n"
      << "<script>tandemDrawCharts();</script>\n"
      << "</body>\n</html>\n";
   return os.str();

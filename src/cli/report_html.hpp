@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // report_html.hpp — the HTML page of `tandem report`: one self-contained
 // file (uPlot, the page's script and style and the data inlined).
 //
@@ -6,10 +7,9 @@
 // from the data embedded as JSON.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "report_inputs.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "report_inputs.hpp"
 
 #include <algorithm>
@@ -57,8 +58,8 @@ bool add_file(const std::string& path, ReportInputs& out, std::string& why) {
   if (!parse(path, doc, why)) return false;
   const Kind k = kind_of(doc);
   if (k == Kind::other) {
-    why = path + ": expected a report (\"format\": \"" + kReportFormat + "\") or a bench.json (\"format\": \"" +
-          kBenchFormat + "\"), found " + describe(doc);
+    why = path + ": expected a report (\"format\": \"" + kReportFormat +
+          "\") or a bench.json (\"format\": \"" + kBenchFormat + "\"), found " + describe(doc);
     return false;
   }
   keep(out, path, std::move(doc), k);

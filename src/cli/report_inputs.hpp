@@ -1,11 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // report_inputs.hpp — what `tandem report` reads: report files, folders of
 // them, and bench.json files, each recognised by its "format".
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tandem::cli {
 
@@ -27,6 +27,7 @@ inline constexpr const char* kBenchFormat = "tandem.bench/1";
 // contributes its *.json files (sorted, not recursive) that are, and must
 // hold at least one. False with `why` naming the file and what was found
 // (missing, unreadable, not JSON, another kind of document).
-[[nodiscard]] bool gather_report_inputs(const std::vector<std::string>& args, ReportInputs& out, std::string& why);
+[[nodiscard]] bool gather_report_inputs(const std::vector<std::string>& args, ReportInputs& out,
+                                        std::string& why);
 
 }  // namespace tandem::cli

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // report_scenarios.cpp — the scenario reports' part of the page.
 #include <algorithm>
 #include <cstdio>
@@ -48,7 +49,9 @@ struct Row {
   std::uint64_t leaks = 0;
 };
 
-int rank(const std::string& status) { return status == "error" ? 0 : status == "fail" ? 1 : status == "pass" ? 3 : 2; }
+int rank(const std::string& status) {
+  return status == "error" ? 0 : status == "fail" ? 1 : status == "pass" ? 3 : 2;
+}
 
 Row make_row(const ReportDocument& d, std::size_t index) {
   const ojson& r = d.doc;
@@ -68,8 +71,9 @@ Row make_row(const ReportDocument& d, std::size_t index) {
 
 std::string leaks_title(const ojson& r) {
   const ojson& l = at(r, {"leaks"});
-  return "live " + fmt(num(at(l, {"live_allocations"})), "%.0f") + " (" + fmt(num(at(l, {"live_bytes"})), "%.0f") +
-         " B), quarantined " + fmt(num(at(l, {"quarantined_allocations"})), "%.0f") + ", foreign owners unreleased " +
+  return "live " + fmt(num(at(l, {"live_allocations"})), "%.0f") + " (" +
+         fmt(num(at(l, {"live_bytes"})), "%.0f") + " B), quarantined " +
+         fmt(num(at(l, {"quarantined_allocations"})), "%.0f") + ", foreign owners unreleased " +
          fmt(num(at(l, {"foreign_owners_unreleased"})), "%.0f");
 }
 
@@ -79,29 +83,32 @@ std::string failure_list(const ojson& r) {
   std::size_t shown_items = 0;
   auto item = [&](const std::string& cls, const std::string& path, const std::string& text) {
     if (++shown_items > 30) return;
-    li += "<li class=\"" + cls + "\"><code class=\"path\">" + html_escape(path) + "</code> " + html_escape(text) +
-          "</li>\n";
+    li += "<li class=\"" + cls + "\"><code class=\"path\">" + html_escape(path) + "</code> " +
+          html_escape(text) + "</li>\n";
   };
   const ojson& checks = at(r, {"checks"});
   if (checks.is_array()) {
     for (const ojson& c : checks) {
       if (!c.is_object() || c.value("ok", false)) continue;
-      item("check", str(at(c, {"step"})), "check " + str(at(c, {"what"})) + ": expected " +
-                                              shown(at(c, {"expected"})) + ", found " + shown(at(c, {"actual"})));
+      item("check", str(at(c, {"step"})),
+           "check " + str(at(c, {"what"})) + ": expected " + shown(at(c, {"expected"})) + ", found " +
+               shown(at(c, {"actual"})));
     }
   }
   const ojson& errors = at(r, {"errors"});
   if (errors.is_array()) {
     for (const ojson& e : errors) {
-      item("error", str(at(e, {"step"})), "error " + str(at(e, {"code"})) + " at " + str(at(e, {"op"})) + ": " +
-                                              str(at(e, {"message"}), ""));
+      item(
+          "error", str(at(e, {"step"})),
+          "error " + str(at(e, {"code"})) + " at " + str(at(e, {"op"})) + ": " + str(at(e, {"message"}), ""));
     }
   }
   const ojson& violations = at(r, {"violations"});
   if (violations.is_array()) {
     for (const ojson& v : violations) item("violation", str(at(v, {"kind"})), str(at(v, {"detail"}), ""));
   }
-  if (shown_items > 30) li += "<li>… and " + std::to_string(shown_items - 30) + " more (see the report)</li>\n";
+  if (shown_items > 30)
+    li += "<li>… and " + std::to_string(shown_items - 30) + " more (see the report)</li>\n";
   if (count(at(r, {"skipped"})) > 0)
     li += "<li>" + std::to_string(count(at(r, {"skipped"}))) + " step(s) skipped after the failure</li>\n";
   return "<ul class=\"failures\">\n" + li + "</ul>";
@@ -112,8 +119,8 @@ std::string summary_row(const Row& w) {
   const ojson& tp = at(r, {"throughput"});
   std::string h = "<tr class=\"scenario-row status-" + html_escape(w.status) + "\" data-scenario=\"" +
                   html_escape(w.name) + "\" data-status=\"" + html_escape(w.status) + "\">";
-  h += "<td><a href=\"#scenario-" + std::to_string(w.index) + "\">" + html_escape(w.name) + "</a><br><small>" +
-       html_escape(w.doc->path) + "</small></td>";
+  h += "<td><a href=\"#scenario-" + std::to_string(w.index) + "\">" + html_escape(w.name) +
+       "</a><br><small>" + html_escape(w.doc->path) + "</small></td>";
   h += "<td class=\"status\">" + html_escape(w.status) + "</td>";
   h += "<td>" + std::to_string(w.checks - w.failed) + " / " + std::to_string(w.checks) + "</td>";
   h += "<td>" + std::to_string(w.errors) + "</td>";
@@ -133,7 +140,8 @@ std::string summary_table(const std::vector<Row>& rows) {
   std::size_t failing = 0;
   for (const Row& w : rows) failing += w.status == "pass" ? 0 : 1;
   std::string h = "<section id=\"summary\"><h2>Scenarios: " + std::to_string(rows.size()) + " report(s), " +
-                  std::to_string(failing) + " not passing</h2>\n<table class=\"summary\">\n<thead><tr>"
+                  std::to_string(failing) +
+                  " not passing</h2>\n<table class=\"summary\">\n<thead><tr>"
                   "<th>scenario</th><th>status</th><th>checks ok</th><th>errors</th><th>leaks</th>"
                   "<th>violations</th><th>retire p50 / p99 µs</th><th>submit p50 ns</th><th>duration s</th>"
                   "</tr></thead>\n<tbody>\n";
@@ -171,7 +179,8 @@ std::string scenario_charts(const Row& w, ReportCharts& charts) {
 std::string scenarios_section(const std::vector<ReportDocument>& reports, ReportCharts& charts) {
   std::vector<Row> rows;
   for (std::size_t i = 0; i < reports.size(); ++i) rows.push_back(make_row(reports[i], i));
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return rank(a.status) < rank(b.status); });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return rank(a.status) < rank(b.status); });
   std::string h = summary_table(rows);
   h += "<section id=\"scenario-charts\"><h2>Latency and memory per scenario</h2>\n";
   for (const Row& w : rows) h += scenario_charts(w, charts);

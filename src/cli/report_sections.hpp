@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // report_sections.hpp — the sections of the `tandem report` page: the
 // scenario reports (summary, failures, charts) and each bench.json.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "run_cmd.hpp"
 
 #include <unistd.h>
@@ -12,15 +13,14 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "tandem/scenario/executor.hpp"
 #include "exit_codes.hpp"
 #include "files.hpp"
 #include "junit.hpp"
+#include "tandem/scenario/executor.hpp"
 #include "tandem/scenario/loader.hpp"
 
 namespace tandem::cli {
@@ -30,7 +30,6 @@ namespace {
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
-
 
 bool use_color(FILE* f) {
   const char* nc = std::getenv("NO_COLOR");
@@ -70,9 +69,9 @@ class ProgressLine {
       const double s = std::chrono::duration<double>(Clock::now() - start).count();
       if (s < 1.0) continue;  // short runs print nothing
       std::ostringstream line;
-      line << "\r" << label_ << ": repetition " << p_.repetition.load() << "/" << p_.repetitions.load() << ", "
-           << p_.steps_done.load() << " steps, " << p_.checks_failed.load() << " failed checks, " << p_.errors.load()
-           << " errors, " << static_cast<int>(s) << " s\033[K";
+      line << "\r" << label_ << ": repetition " << p_.repetition.load() << "/" << p_.repetitions.load()
+           << ", " << p_.steps_done.load() << " steps, " << p_.checks_failed.load() << " failed checks, "
+           << p_.errors.load() << " errors, " << static_cast<int>(s) << " s\033[K";
       std::cerr << line.str() << std::flush;
       drawn = true;
     }
@@ -86,7 +85,6 @@ class ProgressLine {
   bool stop_ = false;
   std::thread thread_;
 };
-
 
 // Where each report goes: a folder when several files run or when --out
 // names a folder (existing, or spelled with a trailing '/').
@@ -120,9 +118,9 @@ void summarize(std::ostream& os, const Style& st, const ojson& r, const std::str
   for (const auto& c : r["checks"]) failed += c["ok"].get<bool>() ? 0 : 1;
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.2f s", r.value("duration_s", 0.0));
-  os << st.paint(upper, color) << "  " << file << "  (" << r.value("backend", std::string("-")) << ", " << secs << ", "
-     << r["checks"].size() << " checks, " << failed << " failed, " << r["errors"].size() << " errors, "
-     << r["throughput"].value("submissions", 0) << " submissions)\n";
+  os << st.paint(upper, color) << "  " << file << "  (" << r.value("backend", std::string("-")) << ", "
+     << secs << ", " << r["checks"].size() << " checks, " << failed << " failed, " << r["errors"].size()
+     << " errors, " << r["throughput"].value("submissions", 0) << " submissions)\n";
   std::size_t shown = 0;
   for (const auto& c : r["checks"]) {
     if (c["ok"].get<bool>() || shown++ >= 10) continue;

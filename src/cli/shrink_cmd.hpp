@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shrink_cmd.hpp — `tandem shrink FILE`: reduce a failing scenario to a
 // minimal one that fails the same way (tandem/scenario/shrink.hpp).
 #pragma once
@@ -16,7 +17,7 @@ struct ShrinkCommand {
   std::string file;
   std::string backend = "sim";  // sim | cuda | auto | file (the file's own)
   std::uint64_t seed = 0;
-  std::string out;              // default: FILE with .json → .min.json
+  std::string out;  // default: FILE with .json → .min.json
   std::uint64_t max_runs = 2000;
   double time_limit_s = 600;
   unsigned confirm = 1;

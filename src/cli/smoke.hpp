@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // smoke.hpp — `tandem smoke`: a short end-to-end exercise of the runtime on
 // one device, run by the scenario engine from an embedded scenario (so its
 // report is an ordinary tandem.report/1): buffers cycled and dropped while

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces of the driver layer shared by both backends.
 #include "tandem/driver/kernel_symbol.hpp"
 #include "tandem/driver/types.hpp"
@@ -6,16 +7,26 @@ namespace tandem::driver {
 
 const char* status_name(Status s) noexcept {
   switch (s) {
-    case Status::ok: return "ok";
-    case Status::not_ready: return "not_ready";
-    case Status::out_of_memory: return "out_of_memory";
-    case Status::invalid_value: return "invalid_value";
-    case Status::invalid_handle: return "invalid_handle";
-    case Status::not_supported: return "not_supported";
-    case Status::not_permitted: return "not_permitted";
-    case Status::completion_unknown: return "completion_unknown";
-    case Status::no_device: return "no_device";
-    case Status::unknown: return "unknown";
+    case Status::ok:
+      return "ok";
+    case Status::not_ready:
+      return "not_ready";
+    case Status::out_of_memory:
+      return "out_of_memory";
+    case Status::invalid_value:
+      return "invalid_value";
+    case Status::invalid_handle:
+      return "invalid_handle";
+    case Status::not_supported:
+      return "not_supported";
+    case Status::not_permitted:
+      return "not_permitted";
+    case Status::completion_unknown:
+      return "completion_unknown";
+    case Status::no_device:
+      return "no_device";
+    case Status::unknown:
+      return "unknown";
   }
   return "unknown";
 }

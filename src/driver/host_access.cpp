@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/driver/host_access.hpp"
 
 #include <utility>
@@ -10,7 +11,8 @@ thread_local HostAccessFrame* t_frame = nullptr;
 
 HostAccessFrame* current_host_access() noexcept { return t_frame; }
 
-HostAccessScope::HostAccessScope(HostAccessFrame* frame) noexcept : previous_(std::exchange(t_frame, frame)) {}
+HostAccessScope::HostAccessScope(HostAccessFrame* frame) noexcept
+    : previous_(std::exchange(t_frame, frame)) {}
 
 HostAccessScope::~HostAccessScope() { t_frame = previous_; }
 

@@ -1,12 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 // f16 / bf16 <-> f32: round to nearest even, exact round trips.
+#include "tandem/base/half.hpp"
+
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-
-#include "tandem/base/half.hpp"
 
 namespace tandem {
 namespace {

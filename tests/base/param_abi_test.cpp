@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parameter ABI's sizes and offsets are those of the structs kernels receive.
+#include "tandem/base/param_abi.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstddef>
 #include <cstdint>
-
-#include "tandem/base/param_abi.hpp"
 
 namespace tandem {
 namespace {
@@ -21,11 +22,12 @@ TEST(ParamAbi, SlotSizesAreTheStructSizes) {
 
 TEST(ParamAbi, OffsetsAreTheStructMembers) {
   BufferParam<float> b{};
-  EXPECT_EQ(kBufferParamLenOffset,
-            static_cast<std::size_t>(reinterpret_cast<std::byte*>(&b.len) - reinterpret_cast<std::byte*>(&b)));
+  EXPECT_EQ(kBufferParamLenOffset, static_cast<std::size_t>(reinterpret_cast<std::byte*>(&b.len) -
+                                                            reinterpret_cast<std::byte*>(&b)));
   TensorParam<float, 3> t{};
   const auto at = [&](const void* p) {
-    return static_cast<std::size_t>(static_cast<const std::byte*>(p) - reinterpret_cast<const std::byte*>(&t));
+    return static_cast<std::size_t>(static_cast<const std::byte*>(p) -
+                                    reinterpret_cast<const std::byte*>(&t));
   };
   EXPECT_EQ(at(&t.data), 0U);
   EXPECT_EQ(kTensorParamShapeOffset, at(&t.shape[0]));

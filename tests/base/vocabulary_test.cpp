@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The base layer's names: one spelling each, parsed back to the same value.
 #include <gtest/gtest.h>
 
@@ -60,7 +61,8 @@ TEST(DType, EveryNameParsesBackToItsType) {
   for (DType t : kAllDTypes) EXPECT_EQ(dtype_from_name(dtype_name(t)), t);
   EXPECT_EQ(dtype_name(DType::boolean), "bool");
   EXPECT_EQ(dtype_from_name("boolean"), std::nullopt);
-  static_assert(dtype_size(DType::f64) == 8 && dtype_size(DType::bf16) == 2 && dtype_size(DType::fp4_e2m1x2) == 1);
+  static_assert(dtype_size(DType::f64) == 8 && dtype_size(DType::bf16) == 2 &&
+                dtype_size(DType::fp4_e2m1x2) == 1);
 }
 
 }  // namespace

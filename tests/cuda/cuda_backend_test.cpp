@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA driver backend on a real device. Every case skips, saying why,
 // where load_cuda_backend finds no driver or no device.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA backend against a fake libcuda.so.1 (fake_libcuda.cpp): checks the
 // plumbing that needs no GPU — entry-point versions, context binding and its
 // cache, module caching, error texts — on every machine.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA backend's pieces that need no GPU: loading must never crash on a
 // machine without a driver, and the CUresult/text helpers behave.
 #include <cuda.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fake libcuda.so.1 for testing the CUDA backend's plumbing on machines
 // without a GPU (cuda_fake_driver_test).
 //

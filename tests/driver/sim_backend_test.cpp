@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the simulated device (SimBackend): each test is named after
 // the rule of sim_backend.hpp / backend.hpp it checks. The test kernels and
 // the fixture are in sim_test_support.hpp.
+#include "tandem/driver/sim_backend.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,7 +19,6 @@
 #include <vector>
 
 #include "driver/sim_test_support.hpp"
-#include "tandem/driver/sim_backend.hpp"
 
 namespace tandem::driver {
 namespace {
@@ -793,7 +795,8 @@ TEST_F(SimTwoDevices, CopyAcrossDevicesNeedsPeerAccessAndAPoolGrant) {
   const DevicePtr local = upload_ints(s, std::vector<std::int32_t>(16, 4));
 
   EXPECT_EQ(sim_->memcpy_async(ctx_, remote, local, 64, s).status, Status::not_permitted);
-  EXPECT_NE(sim_->describe(sim_->memcpy_async(ctx_, remote, local, 64, s)).find("peer access"), std::string::npos);
+  EXPECT_NE(sim_->describe(sim_->memcpy_async(ctx_, remote, local, 64, s)).find("peer access"),
+            std::string::npos);
   ASSERT_TRUE(Ok(*sim_, sim_->context_enable_peer_access(ctx_, ctx1_)));
   ASSERT_TRUE(Ok(*sim_, sim_->context_enable_peer_access(ctx_, ctx1_)));  // already enabled: ok
   EXPECT_EQ(sim_->memcpy_async(ctx_, remote, local, 64, s).status, Status::not_permitted)

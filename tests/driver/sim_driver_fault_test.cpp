@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the simulated device's injected driver errors
 // (sim_backend.hpp: fail_nth_launch, fail_nth_copy,
 // fail_nth_alloc_with_driver_error): the n-th accepted call of its kind from
@@ -58,16 +59,16 @@ TEST_F(SimDriverFaults, FailNthCopyCountsMemcpyUploadAndDownloadButNotMemsetOrLa
   const std::vector<std::int32_t> ones(16, 1);
   std::vector<std::int32_t> back(16, 0);
   sim_->fail_nth_copy(4);
-  ASSERT_TRUE(Ok(*sim_, sim_->memset8_async(ctx_, a, 0, 64, s)));  // not a copy
-  ASSERT_TRUE(Ok(*sim_, launch(kCount, s, {&arg_})));               // not a copy
-  ASSERT_TRUE(Ok(*sim_, sim_->upload_async(ctx_, a, ones.data(), 64, s)));       // 1
-  ASSERT_TRUE(Ok(*sim_, sim_->memcpy_async(ctx_, b, a, 64, s)));                 // 2
-  ASSERT_TRUE(Ok(*sim_, sim_->download_async(ctx_, back.data(), b, 64, s)));     // 3
-  const Result fourth = sim_->memcpy_async(ctx_, a, b, 64, s);                   // 4
+  ASSERT_TRUE(Ok(*sim_, sim_->memset8_async(ctx_, a, 0, 64, s)));             // not a copy
+  ASSERT_TRUE(Ok(*sim_, launch(kCount, s, {&arg_})));                         // not a copy
+  ASSERT_TRUE(Ok(*sim_, sim_->upload_async(ctx_, a, ones.data(), 64, s)));    // 1
+  ASSERT_TRUE(Ok(*sim_, sim_->memcpy_async(ctx_, b, a, 64, s)));              // 2
+  ASSERT_TRUE(Ok(*sim_, sim_->download_async(ctx_, back.data(), b, 64, s)));  // 3
+  const Result fourth = sim_->memcpy_async(ctx_, a, b, 64, s);                // 4
   EXPECT_EQ(fourth.status, Status::unknown);
   EXPECT_TRUE(fourth.injected);
   EXPECT_TRUE(names(*sim_, fourth, "fail_nth_copy")) << sim_->describe(fourth);
-  ASSERT_TRUE(Ok(*sim_, sim_->download_async(ctx_, back.data(), b, 64, s)));     // one-shot
+  ASSERT_TRUE(Ok(*sim_, sim_->download_async(ctx_, back.data(), b, 64, s)));  // one-shot
   sync(s);
   EXPECT_EQ(back, ones);
   EXPECT_EQ(sim_->violation_count(), 0U);

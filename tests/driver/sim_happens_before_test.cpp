@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simulated device's race check is by happens-before, not by timing
 // (sim_checker.hpp, sim_clock.hpp): two conflicting accesses that nothing
 // orders are reported even when they never ran at the same time, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the simulated device's stream-ordered pool (sim_memory.hpp):
 // a free queued on a stream lends its bytes to that stream's next pool
 // allocations at once, nothing else may use them before the free ran, and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_test_support.hpp — what the suites of the simulated device share: tiny
 // host-only test kernels (they reach test state through a Probe pointer
 // passed as an 8-byte scalar parameter) and the fixture. No sleeps are used to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpu_fixture.hpp — a CUDA platform for GPU tests, or a skip saying why.
 #pragma once
 
@@ -34,7 +35,7 @@ class GpuTest : public ::testing::Test {
 // The catalog entry of a kernel (default tile for `rank` when Tile); throws
 // when the catalog has none, so a test fails loudly rather than skipping.
 inline const tandem::kernels::KernelEntry& catalog_entry(tandem::kernels::Model m, const char* name,
-                                                          tandem::DType t, int rank = 0) {
+                                                         tandem::DType t, int rank = 0) {
   const tandem::kernels::KernelEntry* e = tandem::kernels::find(m, name, t, nullptr, rank);
   if (!e) throw std::runtime_error(std::string("no kernel ") + name + " in the catalog");
   return *e;

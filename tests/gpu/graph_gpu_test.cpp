@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graphs on the device (spec/runtime.md §8): captured SIMT and Tile work
 // replays as submissions; the graph keeps its allocations alive and
 // non-unique; a graph dropped with a replay in flight is destroyed after it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SIMT → Tile → SIMT on the device through the one runtime (spec/runtime.md
 // §1, §3): a buffer written by a SIMT kernel becomes a tensor for a Tile
 // kernel and back without a copy, on one stream and on two, with every
@@ -9,8 +10,8 @@
 #include <vector>
 
 #include "gpu_fixture.hpp"
-#include "tandem/testing/sim.hpp"
 #include "tandem/kernels/launch.hpp"
+#include "tandem/testing/sim.hpp"
 
 namespace {
 
@@ -22,8 +23,8 @@ namespace k = tandem::kernels;
 // iota on `first`, then (rows x cols) tensor scaled by 3 and transposed on
 // `second`, back to a buffer, then SIMT add of the transposed values to
 // themselves on `first`. Expected: out[j*rows + i] = 2 * 3 * (i*cols + j).
-std::vector<float> pipeline(const tandem::Context& ctx, const tandem::Stream& first, const tandem::Stream& second,
-                            std::int64_t rows, std::int64_t cols) {
+std::vector<float> pipeline(const tandem::Context& ctx, const tandem::Stream& first,
+                            const tandem::Stream& second, std::int64_t rows, std::int64_t cols) {
   const std::uint64_t n = static_cast<std::uint64_t>(rows * cols);
   std::optional<View> result;
   {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU behaviour of the runtime core on a real device (issue: runtime core).
 // Every test prints what it measured ("[measure] ...") for the closing note.
 #include <chrono>
@@ -63,7 +64,8 @@ std::vector<std::uint32_t> read_u32(const tandem::Stream& s, const View& v) {
 // finished everything before it, independently of the runtime.
 class Marker {
  public:
-  Marker(tandem::Platform& p, const tandem::Context& c, const tandem::Stream& s) : b_(p.backend()), ctx_(c.native()) {
+  Marker(tandem::Platform& p, const tandem::Context& c, const tandem::Stream& s)
+      : b_(p.backend()), ctx_(c.native()) {
     EXPECT_TRUE(b_.event_create(ctx_, e_).ok());
     EXPECT_TRUE(b_.event_record(ctx_, e_, s.native()).ok());
   }
@@ -119,7 +121,8 @@ TEST_F(GpuRuntime, FreeMemoryReturnsToBaselineAfter64Cycles) {
   ctx().trim();
   const std::size_t final_free = ctx().memory_info().free_bytes;
   const long long delta = static_cast<long long>(baseline) - static_cast<long long>(final_free);
-  std::printf("[measure] vram baseline_free=%zu final_free=%zu delta=%lld bytes\n", baseline, final_free, delta);
+  std::printf("[measure] vram baseline_free=%zu final_free=%zu delta=%lld bytes\n", baseline, final_free,
+              delta);
   RecordProperty("vram_delta_bytes", std::to_string(delta));
   EXPECT_LE(std::llabs(delta), 8LL << 20);
   EXPECT_EQ(ctx().stats().live_allocations, 0u);
@@ -153,7 +156,8 @@ TEST_F(GpuRuntime, DropWhileKernelRunsReturnsAtOnceAndFreesAfterKernel) {
       break;
     }
   }
-  const auto freed_after = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - launched).count();
+  const auto freed_after =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - launched).count();
   std::printf("[measure] drop with 10 ms kernel in flight: drop %lld ns, freed %lld us after launch\n",
               static_cast<long long>(drop_ns), static_cast<long long>(freed_after));
   EXPECT_TRUE(freed);
@@ -212,7 +216,8 @@ TEST_F(GpuRuntime, RejectPolicyRejectsWhileLeaseHeldAcceptsAfter) {
     (void)fill(b, buf, 9);
   } catch (const tandem::ConflictError& e) {
     rejected = true;
-    EXPECT_NE(std::string(e.what()).find("allocation " + std::to_string(buf.allocation_id())), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("allocation " + std::to_string(buf.allocation_id())),
+              std::string::npos);
   }
   // Accepted only if the spin had already finished on the device (and so
   // could have retired): never while it still runs.
@@ -283,7 +288,8 @@ TEST_F(GpuRuntime, ReleaseStreamKeepsABufferReadOnTwoStreamsUntilBothReadersRead
   namespace k = tandem::kernels;
   tandem::Context c = release_stream_context(platform());
   k::load_catalog(c);
-  tandem::Stream s0 = tandem::Stream::create(c), s1 = tandem::Stream::create(c), s2 = tandem::Stream::create(c);
+  tandem::Stream s0 = tandem::Stream::create(c), s1 = tandem::Stream::create(c),
+                 s2 = tandem::Stream::create(c);
   constexpr std::uint64_t n = 1 << 20;
   std::optional<View> buf = tandem::allocate(s0, DType::u32, n);
   std::move(fill(s0, *buf, 1)).forget();
@@ -347,13 +353,15 @@ TEST_F(GpuRuntime, ReleaseStreamLetsTheNextAllocationReuseMemoryReadOnTwoStreams
   EXPECT_EQ(after.live_allocations, 0u);
   EXPECT_EQ(after.quarantined_allocations, 0u);
   EXPECT_EQ(after.host_proven_releases, before.host_proven_releases) << "a release waited for host proof";
-  std::printf("[measure] release stream loop: 5 x %.1f GiB read on two streams, %.1f ms; stream-ordered "
-              "releases %llu, pressure retries %llu\n",
-              static_cast<double>(count * 4) / (1 << 30), loop_ms,
-              static_cast<unsigned long long>(after.stream_ordered_releases - before.stream_ordered_releases),
-              static_cast<unsigned long long>(after.pressure_retries - before.pressure_retries));
+  std::printf(
+      "[measure] release stream loop: 5 x %.1f GiB read on two streams, %.1f ms; stream-ordered "
+      "releases %llu, pressure retries %llu\n",
+      static_cast<double>(count * 4) / (1 << 30), loop_ms,
+      static_cast<unsigned long long>(after.stream_ordered_releases - before.stream_ordered_releases),
+      static_cast<unsigned long long>(after.pressure_retries - before.pressure_retries));
   c.trim();
-  const long long delta = static_cast<long long>(baseline) - static_cast<long long>(c.memory_info().free_bytes);
+  const long long delta =
+      static_cast<long long>(baseline) - static_cast<long long>(c.memory_info().free_bytes);
   EXPECT_LE(std::llabs(delta), 8LL << 20) << "free memory did not return to its baseline";
   s0.reset();
   s1.reset();

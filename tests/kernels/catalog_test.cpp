@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The catalog: the spec table's kernels, lookup, argument checks, launch
 // dimensions, symbols and embedded modules.
 #include <gtest/gtest.h>
@@ -42,23 +43,35 @@ constexpr auto S = ArgKind::scalar;
 const std::vector<ExpectedKernel>& spec_table() {
   static const std::vector<ExpectedKernel> table = {
       {Model::simt, "fill", {{"out", V, W, false, {}, {}}, {"value", S, R, false, {}, {}}}},
-      {Model::simt, "iota", {{"out", V, W, false, {}, {}}, {"start", S, R, false, {}, 0.0}, {"step", S, R, false, {}, 1.0}}},
-      {Model::simt, "axpy", {{"x", V, R, false, {}, {}}, {"y", V, RW, false, {}, {}}, {"a", S, R, false, {}, {}}}},
+      {Model::simt,
+       "iota",
+       {{"out", V, W, false, {}, {}}, {"start", S, R, false, {}, 0.0}, {"step", S, R, false, {}, 1.0}}},
+      {Model::simt,
+       "axpy",
+       {{"x", V, R, false, {}, {}}, {"y", V, RW, false, {}, {}}, {"a", S, R, false, {}, {}}}},
       {Model::simt, "scale", {{"x", V, RW, false, {}, {}}, {"a", S, R, false, {}, {}}}},
       {Model::simt, "copy", {{"src", V, R, false, {}, {}}, {"dst", V, W, false, {}, {}}}},
-      {Model::simt, "add", {{"a", V, R, false, {}, {}}, {"b", V, R, false, {}, {}}, {"out", V, W, false, {}, {}}}},
+      {Model::simt,
+       "add",
+       {{"a", V, R, false, {}, {}}, {"b", V, R, false, {}, {}}, {"out", V, W, false, {}, {}}}},
       {Model::simt, "atomic_sum", {{"x", V, R, false, {}, {}}, {"acc", V, RW, true, {}, {}}}},
       {Model::simt,
        "histogram",
-       {{"x", V, R, false, {}, {}}, {"bins", V, RW, true, DType::u32, {}}, {"lo", S, R, false, {}, {}},
+       {{"x", V, R, false, {}, {}},
+        {"bins", V, RW, true, DType::u32, {}},
+        {"lo", S, R, false, {}, {}},
         {"hi", S, R, false, {}, {}}}},
       {Model::simt, "checksum", {{"x", V, R, false, {}, {}}, {"out", V, W, false, DType::u32, {}}}},
       {Model::simt, "spin", {{"x", V, RW, false, {}, {}}, {"ns", S, R, false, {}, {}}}},
-      {Model::tile, "add", {{"a", V, R, false, {}, {}}, {"b", V, R, false, {}, {}}, {"out", V, W, false, {}, {}}}},
+      {Model::tile,
+       "add",
+       {{"a", V, R, false, {}, {}}, {"b", V, R, false, {}, {}}, {"out", V, W, false, {}, {}}}},
       {Model::tile, "scale", {{"x", V, RW, false, {}, {}}, {"a", S, R, false, {}, {}}}},
       {Model::tile, "copy", {{"src", V, R, false, {}, {}}, {"dst", V, W, false, {}, {}}}},
       {Model::tile, "transpose", {{"src", V, R, false, {}, {}}, {"dst", V, W, false, {}, {}}}},
-      {Model::tile, "matmul", {{"a", V, R, false, {}, {}}, {"b", V, R, false, {}, {}}, {"c", V, W, false, {}, {}}}},
+      {Model::tile,
+       "matmul",
+       {{"a", V, R, false, {}, {}}, {"b", V, R, false, {}, {}}, {"c", V, W, false, {}, {}}}},
       {Model::tile, "row_sum", {{"x", V, R, false, {}, {}}, {"out", V, W, false, {}, {}}}},
   };
   return table;
@@ -116,7 +129,8 @@ TEST(Catalog, DtypeMatrixCoversTheRequiredDtypes) {
   for (const char* k : {"fill", "copy", "iota"}) has(Model::simt, k, arith);
   for (const char* k : {"fill", "copy", "iota"}) has(Model::simt, k, {DType::u8});
   for (const char* k : {"fill", "copy"}) has(Model::simt, k, {DType::f16, DType::bf16});
-  for (const char* k : {"add", "scale", "copy"}) has(Model::tile, k, {DType::f32, DType::f64, DType::i32, DType::f16, DType::bf16});
+  for (const char* k : {"add", "scale", "copy"})
+    has(Model::tile, k, {DType::f32, DType::f64, DType::i32, DType::f16, DType::bf16});
   for (const char* k : {"transpose", "row_sum"}) has(Model::tile, k, {DType::f32, DType::f64, DType::i32});
   EXPECT_EQ(find(Model::tile, "matmul", DType::f64), nullptr);
   EXPECT_EQ(find(Model::simt, "axpy", DType::boolean), nullptr);
@@ -190,14 +204,15 @@ TEST(Catalog, KernelNamesAndSuggestions) {
 
 TEST(Catalog, ResolveInfersDtypeAndRankFromTheArguments) {
   std::string why;
-  const std::vector<ArgShape> axpy = {ArgShape::buffer(DType::f64, 10), ArgShape::buffer(DType::f64, 10), ArgShape{}};
+  const std::vector<ArgShape> axpy = {ArgShape::buffer(DType::f64, 10), ArgShape::buffer(DType::f64, 10),
+                                      ArgShape{}};
   const KernelEntry* e = resolve(Model::simt, "axpy", axpy, nullptr, &why);
   ASSERT_NE(e, nullptr) << why;
   EXPECT_EQ(e->dtype, DType::f64);
 
   // histogram: bins are fixed u32, the dtype comes from x
-  const std::vector<ArgShape> hist = {ArgShape::buffer(DType::i32, 10), ArgShape::buffer(DType::u32, 4), ArgShape{},
-                                      ArgShape{}};
+  const std::vector<ArgShape> hist = {ArgShape::buffer(DType::i32, 10), ArgShape::buffer(DType::u32, 4),
+                                      ArgShape{}, ArgShape{}};
   e = resolve(Model::simt, "histogram", hist, nullptr, &why);
   ASSERT_NE(e, nullptr) << why;
   EXPECT_EQ(e->dtype, DType::i32);
@@ -242,7 +257,9 @@ TEST(Catalog, ResolveExplainsWhatIsMissing) {
   EXPECT_NE(why.find("16x16"), std::string::npos) << why;
   EXPECT_NE(why.find("64x64"), std::string::npos) << why;
 
-  EXPECT_EQ(resolve(Model::simt, "copy", std::vector<ArgShape>{ArgShape::buffer(DType::f32, 1)}, nullptr, &why), nullptr);
+  EXPECT_EQ(
+      resolve(Model::simt, "copy", std::vector<ArgShape>{ArgShape::buffer(DType::f32, 1)}, nullptr, &why),
+      nullptr);
   EXPECT_NE(why.find("takes 2 arguments"), std::string::npos) << why;
 }
 
@@ -253,50 +270,74 @@ TEST(CheckArgs, RejectsMismatchedLengthsShapesDtypesAndRanks) {
     return e == nullptr ? std::string("no entry") : check_args(*e, a);
   };
   using A = ArgShape;
-  EXPECT_EQ(err(Model::simt, "axpy", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::f32, 4), A{}}), "");
-  EXPECT_NE(err(Model::simt, "axpy", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::f32, 5), A{}}).find("'y'"),
+  EXPECT_EQ(err(Model::simt, "axpy", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::f32, 4), A{}}),
+            "");
+  EXPECT_NE(err(Model::simt, "axpy", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::f32, 5), A{}})
+                .find("'y'"),
             std::string::npos);
-  EXPECT_NE(err(Model::simt, "copy", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::f64, 4)}).find("dtype f64"),
+  EXPECT_NE(err(Model::simt, "copy", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::f64, 4)})
+                .find("dtype f64"),
             std::string::npos);
   EXPECT_NE(err(Model::simt, "histogram", DType::f32,
-                {A::buffer(DType::f32, 4), A::buffer(DType::i32, 4), A{}, A{}}).find("expected u32"),
+                {A::buffer(DType::f32, 4), A::buffer(DType::i32, 4), A{}, A{}})
+                .find("expected u32"),
             std::string::npos);
-  EXPECT_NE(err(Model::simt, "atomic_sum", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::f32, 0)}).find("at least one"),
+  EXPECT_NE(err(Model::simt, "atomic_sum", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::f32, 0)})
+                .find("at least one"),
             std::string::npos);
-  EXPECT_NE(err(Model::simt, "checksum", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::u32, 0)}).find("at least one"),
+  EXPECT_NE(err(Model::simt, "checksum", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::u32, 0)})
+                .find("at least one"),
             std::string::npos);
-  EXPECT_NE(err(Model::simt, "add", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::f32, 4)}).find("takes 3"),
+  EXPECT_NE(err(Model::simt, "add", DType::f32, {A::buffer(DType::f32, 4), A::buffer(DType::f32, 4)})
+                .find("takes 3"),
             std::string::npos);
 
   const std::int64_t s35[] = {3, 5}, s53[] = {5, 3}, s34[] = {3, 4}, s3[] = {3}, s4[] = {4};
   const std::int64_t st[] = {1, 3};
-  EXPECT_NE(err(Model::simt, "scale", DType::f32, {A::tensor(DType::f32, s35), A{}}).find("contiguous buffer"),
-            std::string::npos);
-  EXPECT_EQ(err(Model::tile, "transpose", DType::f32, {A::tensor(DType::f32, s35), A::tensor(DType::f32, s53)}), "");
-  EXPECT_NE(err(Model::tile, "transpose", DType::f32, {A::tensor(DType::f32, s35), A::tensor(DType::f32, s35)}).find("[5, 3]"),
-            std::string::npos);
+  EXPECT_NE(
+      err(Model::simt, "scale", DType::f32, {A::tensor(DType::f32, s35), A{}}).find("contiguous buffer"),
+      std::string::npos);
+  EXPECT_EQ(
+      err(Model::tile, "transpose", DType::f32, {A::tensor(DType::f32, s35), A::tensor(DType::f32, s53)}),
+      "");
+  EXPECT_NE(
+      err(Model::tile, "transpose", DType::f32, {A::tensor(DType::f32, s35), A::tensor(DType::f32, s35)})
+          .find("[5, 3]"),
+      std::string::npos);
   EXPECT_EQ(err(Model::tile, "matmul", DType::f32,
-                {A::tensor(DType::f32, s35), A::tensor(DType::f32, s53), A::tensor(DType::f32, std::vector<std::int64_t>{3, 3})}),
+                {A::tensor(DType::f32, s35), A::tensor(DType::f32, s53),
+                 A::tensor(DType::f32, std::vector<std::int64_t>{3, 3})}),
             "");
   EXPECT_NE(err(Model::tile, "matmul", DType::f32,
-                {A::tensor(DType::f32, s35), A::tensor(DType::f32, s35), A::tensor(DType::f32, s35)}).find("columns"),
+                {A::tensor(DType::f32, s35), A::tensor(DType::f32, s35), A::tensor(DType::f32, s35)})
+                .find("columns"),
             std::string::npos);
   EXPECT_NE(err(Model::tile, "add", DType::f32,
-                {A::tensor(DType::f32, s35), A::tensor(DType::f32, s34), A::tensor(DType::f32, s35)}, 2).find("'b'"),
+                {A::tensor(DType::f32, s35), A::tensor(DType::f32, s34), A::tensor(DType::f32, s35)}, 2)
+                .find("'b'"),
             std::string::npos);
   EXPECT_NE(err(Model::tile, "add", DType::f32,
-                {A::tensor(DType::f32, s3), A::tensor(DType::f32, s3), A::tensor(DType::f32, s3)}, 2).find("rank-2"),
+                {A::tensor(DType::f32, s3), A::tensor(DType::f32, s3), A::tensor(DType::f32, s3)}, 2)
+                .find("rank-2"),
             std::string::npos);
-  EXPECT_EQ(err(Model::tile, "row_sum", DType::f32, {A::tensor(DType::f32, s35), A::tensor(DType::f32, s3)}), "");
-  EXPECT_NE(err(Model::tile, "row_sum", DType::f32, {A::tensor(DType::f32, s35), A::tensor(DType::f32, s4)}).find("rows"),
+  EXPECT_EQ(err(Model::tile, "row_sum", DType::f32, {A::tensor(DType::f32, s35), A::tensor(DType::f32, s3)}),
+            "");
+  EXPECT_NE(err(Model::tile, "row_sum", DType::f32, {A::tensor(DType::f32, s35), A::tensor(DType::f32, s4)})
+                .find("rows"),
             std::string::npos);
   // strided views are fine to read and write...
-  EXPECT_EQ(err(Model::tile, "copy", DType::f32, {A::tensor(DType::f32, s35, st), A::tensor(DType::f32, s35, st)}, 2), "");
+  EXPECT_EQ(err(Model::tile, "copy", DType::f32,
+                {A::tensor(DType::f32, s35, st), A::tensor(DType::f32, s35, st)}, 2),
+            "");
   // ...but a written view must not overlap itself (stride 0 over an extent > 1)
   const std::int64_t bcast[] = {0, 1};
-  EXPECT_EQ(err(Model::tile, "copy", DType::f32, {A::tensor(DType::f32, s35, bcast), A::tensor(DType::f32, s35)}, 2), "");
-  EXPECT_NE(err(Model::tile, "copy", DType::f32, {A::tensor(DType::f32, s35), A::tensor(DType::f32, s35, bcast)}, 2).find("stride 0"),
-            std::string::npos);
+  EXPECT_EQ(err(Model::tile, "copy", DType::f32,
+                {A::tensor(DType::f32, s35, bcast), A::tensor(DType::f32, s35)}, 2),
+            "");
+  EXPECT_NE(
+      err(Model::tile, "copy", DType::f32, {A::tensor(DType::f32, s35), A::tensor(DType::f32, s35, bcast)}, 2)
+          .find("stride 0"),
+      std::string::npos);
 }
 
 TEST(LaunchDims, SimtDefaultRuleIsBlock256AndGridFromTheLargestLengthCapped) {
@@ -326,7 +367,8 @@ TEST(LaunchDims, SimtDefaultRuleIsBlock256AndGridFromTheLargestLengthCapped) {
   EXPECT_NE(launch_dims(*add, three, driver::Dim3{0, 1, 1}, std::nullopt, d), "");
 
   const KernelEntry* sum = find(Model::simt, "atomic_sum", DType::f32);
-  const std::vector<ArgShape> big = {ArgShape::buffer(DType::f32, std::uint64_t{1} << 28), ArgShape::buffer(DType::f32, 1)};
+  const std::vector<ArgShape> big = {ArgShape::buffer(DType::f32, std::uint64_t{1} << 28),
+                                     ArgShape::buffer(DType::f32, 1)};
   ASSERT_EQ(launch_dims(*sum, big, std::nullopt, std::nullopt, d), "");
   EXPECT_LE(d.grid.x, 1024U);  // few blocks, few atomics
 
@@ -335,8 +377,8 @@ TEST(LaunchDims, SimtDefaultRuleIsBlock256AndGridFromTheLargestLengthCapped) {
   EXPECT_EQ(d.grid.x, 1U);
   EXPECT_EQ(d.block.x, 1024U);
   const KernelEntry* spin = find(Model::simt, "spin", DType::u8);
-  ASSERT_EQ(launch_dims(*spin, std::vector<ArgShape>{ArgShape::buffer(DType::u8, 10), ArgShape{}}, std::nullopt,
-                        std::nullopt, d),
+  ASSERT_EQ(launch_dims(*spin, std::vector<ArgShape>{ArgShape::buffer(DType::u8, 10), ArgShape{}},
+                        std::nullopt, std::nullopt, d),
             "");
   EXPECT_EQ(d.grid.x, 1U);
 }
@@ -360,24 +402,29 @@ TEST(LaunchDims, TileGridIsOneBlockPerTileOfThePartitionTensor) {
   // transpose partitions by dst: src 100 x 130 -> dst 130 x 100 -> 3 x 2 tiles of 64x64
   const std::int64_t st[] = {130, 100};
   const KernelEntry* tr = find(Model::tile, "transpose", DType::f32);
-  ASSERT_EQ(launch_dims(*tr, std::vector<ArgShape>{t, ArgShape::tensor(DType::f32, st)}, std::nullopt, std::nullopt, d), "");
+  ASSERT_EQ(launch_dims(*tr, std::vector<ArgShape>{t, ArgShape::tensor(DType::f32, st)}, std::nullopt,
+                        std::nullopt, d),
+            "");
   EXPECT_EQ(d.grid.x, 6U);
 
   // row_sum partitions by out: 100 rows -> 2 pieces of 64 rows
   const std::int64_t rows[] = {100};
   const KernelEntry* rs = find(Model::tile, "row_sum", DType::f32);
-  ASSERT_EQ(launch_dims(*rs, std::vector<ArgShape>{t, ArgShape::tensor(DType::f32, rows)}, std::nullopt, std::nullopt, d), "");
+  ASSERT_EQ(launch_dims(*rs, std::vector<ArgShape>{t, ArgShape::tensor(DType::f32, rows)}, std::nullopt,
+                        std::nullopt, d),
+            "");
   EXPECT_EQ(d.grid.x, 2U);
   EXPECT_EQ(d.block.x, 256U);
 
   // matmul partitions by c
   const std::int64_t sa[] = {100, 7}, sb[] = {7, 200}, sc[] = {100, 200};
   const KernelEntry* mm = find(Model::tile, "matmul", DType::f32);
-  ASSERT_EQ(launch_dims(*mm,
-                        std::vector<ArgShape>{ArgShape::tensor(DType::f32, sa), ArgShape::tensor(DType::f32, sb),
-                                              ArgShape::tensor(DType::f32, sc)},
-                        std::nullopt, std::nullopt, d),
-            "");
+  ASSERT_EQ(
+      launch_dims(*mm,
+                  std::vector<ArgShape>{ArgShape::tensor(DType::f32, sa), ArgShape::tensor(DType::f32, sb),
+                                        ArgShape::tensor(DType::f32, sc)},
+                  std::nullopt, std::nullopt, d),
+      "");
   EXPECT_EQ(d.grid.x, 2U * 4U);
 
   // empty tensors still get a (do-nothing) block
@@ -411,7 +458,7 @@ TEST(Symbols, ParameterSlotsMatchTheParameterTypes) {
       const ParamSpec& p = e.params[i];
       if (p.kind == ArgKind::view) {
         EXPECT_EQ(s.params[i].kind, driver::ParamKind::pointer_led);
-        const std::size_t size = p.rank == 0 ? sizeof(BufferParam<float>)
+        const std::size_t size = p.rank == 0   ? sizeof(BufferParam<float>)
                                  : p.rank == 1 ? sizeof(TensorParam<float, 1>)
                                                : sizeof(TensorParam<float, 2>);
         EXPECT_EQ(s.params[i].size, size);
@@ -424,9 +471,9 @@ TEST(Symbols, ParameterSlotsMatchTheParameterTypes) {
       }
     }
     if (e.model == Model::tile) {
-      EXPECT_EQ(e.block_threads,
-                static_cast<std::uint32_t>(tile::threads_for(e.tile.rank == 1 ? 1 : static_cast<int>(e.tile.dims[0]),
-                                                             static_cast<int>(e.tile.rank == 1 ? e.tile.dims[0] : e.tile.dims[1]))));
+      EXPECT_EQ(e.block_threads, static_cast<std::uint32_t>(tile::threads_for(
+                                     e.tile.rank == 1 ? 1 : static_cast<int>(e.tile.dims[0]),
+                                     static_cast<int>(e.tile.rank == 1 ? e.tile.dims[0] : e.tile.dims[1]))));
       EXPECT_GE(e.partition_param, 0);
     }
   }
@@ -476,7 +523,8 @@ TEST(Modules, EveryEntryPointIsInItsEmbeddedModule) {
   EXPECT_FALSE(has_device_code());
   for (const driver::ModuleImage* m : modules()) EXPECT_EQ(m->data, nullptr);
 #endif
-  for (const driver::ModuleImage* m : modules()) EXPECT_NE(std::string_view(m->name).find(".cu"), std::string_view::npos);
+  for (const driver::ModuleImage* m : modules())
+    EXPECT_NE(std::string_view(m->name).find(".cu"), std::string_view::npos);
 }
 
 }  // namespace

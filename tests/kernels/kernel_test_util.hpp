@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the kernels/ tests: run a catalog entry's host reference on
 // host memory, through the same parameter packing the runtime uses.
 #pragma once
@@ -70,7 +71,8 @@ std::vector<T> random_vector(std::size_t n, std::uint32_t seed, double lo = -1.0
     std::uniform_real_distribution<double> d(lo, hi);
     for (auto& x : v) x = static_cast<T>(d(rng));
   } else {
-    std::uniform_int_distribution<std::int64_t> d(static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi));
+    std::uniform_int_distribution<std::int64_t> d(static_cast<std::int64_t>(lo),
+                                                  static_cast<std::int64_t>(hi));
     for (auto& x : v) x = static_cast<T>(d(rng));
   }
   return v;

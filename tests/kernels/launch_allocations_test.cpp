@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A successful kernels::launch builds no strings and allocates nothing of
 // its own (issue 22): over the same launches, the calling thread's heap
 // allocations through kernels::launch are no more than through the
@@ -78,7 +79,8 @@ TEST(KernelsLaunchAllocations, ASuccessfulCatalogLaunchAllocatesNoMoreThanTheRun
   driver::LaunchDims dims;
   ASSERT_EQ(k::launch_dims(*e, shapes, std::nullopt, std::nullopt, dims), "");
   const k::LaunchArg packed_args[] = {k::LaunchArg::view(x.device_ptr(), shapes[0]),
-                                      k::LaunchArg::view(y.device_ptr(), shapes[1]), k::LaunchArg::value(2.0)};
+                                      k::LaunchArg::view(y.device_ptr(), shapes[1]),
+                                      k::LaunchArg::value(2.0)};
   k::PackedParams packed;
   ASSERT_EQ(k::pack_params(*e, packed_args, packed), "");
   const ViewAccess accesses[] = {{&x, e->params[0].mode}, {&y, e->params[1].mode}};
@@ -89,14 +91,16 @@ TEST(KernelsLaunchAllocations, ASuccessfulCatalogLaunchAllocatesNoMoreThanTheRun
     (void)launch(s, *e->symbol, dims, packed.pointers(), accesses);
   }
   ASSERT_TRUE(ctx.wait_for_retirement(std::chrono::seconds(30)));
-  const std::uint64_t runtime = allocations_of(ctx, [&] { (void)launch(s, *e->symbol, dims, packed.pointers(), accesses); });
+  const std::uint64_t runtime =
+      allocations_of(ctx, [&] { (void)launch(s, *e->symbol, dims, packed.pointers(), accesses); });
   ASSERT_TRUE(ctx.wait_for_retirement(std::chrono::seconds(30)));
   const std::uint64_t catalog = allocations_of(ctx, [&] { (void)k::launch(s, *e, args); });
   ASSERT_TRUE(ctx.wait_for_retirement(std::chrono::seconds(30)));
   ASSERT_NE(runtime, UINT64_MAX) << "retirement did not keep up within 30 s";
   // Pool refills may fall on either side: allow a few, never one per launch.
-  EXPECT_LE(catalog, runtime + kLaunches / 20) << "kernels::launch: " << catalog << " allocations over " << kLaunches
-                                              << " launches, the runtime's own launch " << runtime;
+  EXPECT_LE(catalog, runtime + kLaunches / 20)
+      << "kernels::launch: " << catalog << " allocations over " << kLaunches
+      << " launches, the runtime's own launch " << runtime;
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kernels::launch remembers, per thread, the last launch whose checks
 // passed and, for a repeat on views of the same shapes with the same
 // scalars, grid and block, skips check_args / launch_dims / pack_params and

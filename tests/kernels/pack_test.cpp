@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pack_params: the bytes of each parameter, scalar conversion rules.
 #include <gtest/gtest.h>
 
@@ -43,8 +44,9 @@ TEST(PackParams, TileTensorsCarryShapeAndStrides) {
   const KernelEntry* e = find(Model::tile, "row_sum", DType::f64);
   ASSERT_NE(e, nullptr);
   const std::int64_t shape[] = {5, 7}, strides[] = {16, 2}, out_shape[] = {5}, out_strides[] = {3};
-  const std::vector<LaunchArg> args = {LaunchArg::view(0xabc0, ArgShape::tensor(DType::f64, shape, strides)),
-                                       LaunchArg::view(0xdef0, ArgShape::tensor(DType::f64, out_shape, out_strides))};
+  const std::vector<LaunchArg> args = {
+      LaunchArg::view(0xabc0, ArgShape::tensor(DType::f64, shape, strides)),
+      LaunchArg::view(0xdef0, ArgShape::tensor(DType::f64, out_shape, out_strides))};
   PackedParams p;
   ASSERT_EQ(pack_params(*e, args, p), "");
   const auto x = read<TensorParam<double, 2>>(p, 0);
@@ -84,7 +86,9 @@ TEST(PackParams, DefaultsFillOmittedScalarsAndMissingOnesAreErrors) {
 
   const KernelEntry* fill = find(Model::simt, "fill", DType::f32);
   const std::string err = pack_params(
-      *fill, std::vector<LaunchArg>{LaunchArg::view(0x10, ArgShape::buffer(DType::f32, 3)), LaunchArg::defaulted()}, p);
+      *fill,
+      std::vector<LaunchArg>{LaunchArg::view(0x10, ArgShape::buffer(DType::f32, 3)), LaunchArg::defaulted()},
+      p);
   EXPECT_NE(err.find("missing scalar 'value'"), std::string::npos) << err;
 }
 
@@ -92,7 +96,8 @@ TEST(PackParams, ScalarsConvertToTheParameterTypeOrAreRejected) {
   auto pack_one = [](DType d, ScalarValue v, PackedParams& p) {
     const KernelEntry* e = find(Model::simt, "fill", d);
     EXPECT_NE(e, nullptr);
-    return pack_params(*e, std::vector<LaunchArg>{LaunchArg::view(0x10, ArgShape::buffer(d, 1)), LaunchArg::value(v)}, p);
+    return pack_params(
+        *e, std::vector<LaunchArg>{LaunchArg::view(0x10, ArgShape::buffer(d, 1)), LaunchArg::value(v)}, p);
   };
   PackedParams p;
   EXPECT_EQ(pack_one(DType::i32, 3.0, p), "");
@@ -126,14 +131,19 @@ TEST(PackParams, ScalarsConvertToTheParameterTypeOrAreRejected) {
             "");
   EXPECT_EQ(read<std::uint64_t>(p, 1), std::uint64_t{1} << 63);
   const std::string neg = pack_params(
-      *spin, std::vector<LaunchArg>{LaunchArg::view(0x10, ArgShape::buffer(DType::u8, 1)), LaunchArg::value(-1.0)}, p);
+      *spin,
+      std::vector<LaunchArg>{LaunchArg::view(0x10, ArgShape::buffer(DType::u8, 1)), LaunchArg::value(-1.0)},
+      p);
   EXPECT_NE(neg.find("'ns'"), std::string::npos) << neg;
 }
 
 TEST(PackParams, CopiesArePointerSafeAndArityIsChecked) {
   const KernelEntry* e = find(Model::simt, "scale", DType::f32);
   PackedParams a;
-  ASSERT_EQ(pack_params(*e, std::vector<LaunchArg>{LaunchArg::view(0x40, ArgShape::buffer(DType::f32, 2)), LaunchArg::value(3.0)}, a),
+  ASSERT_EQ(pack_params(*e,
+                        std::vector<LaunchArg>{LaunchArg::view(0x40, ArgShape::buffer(DType::f32, 2)),
+                                               LaunchArg::value(3.0)},
+                        a),
             "");
   const PackedParams b = a;  // NOLINT(performance-unnecessary-copy-initialization)
   PackedParams c = b;
@@ -145,10 +155,11 @@ TEST(PackParams, CopiesArePointerSafeAndArityIsChecked) {
   EXPECT_NE(pack_params(*e, std::vector<LaunchArg>{LaunchArg::value(3.0)}, a), "");
   const KernelEntry* t = find(Model::tile, "copy", DType::f32, nullptr, 2);
   const std::int64_t s1[] = {4};
-  const std::string err = pack_params(*t,
-                                      std::vector<LaunchArg>{LaunchArg::view(0x10, ArgShape::tensor(DType::f32, s1)),
-                                                             LaunchArg::view(0x20, ArgShape::tensor(DType::f32, s1))},
-                                      a);
+  const std::string err =
+      pack_params(*t,
+                  std::vector<LaunchArg>{LaunchArg::view(0x10, ArgShape::tensor(DType::f32, s1)),
+                                         LaunchArg::view(0x20, ArgShape::tensor(DType::f32, s1))},
+                  a);
   EXPECT_NE(err.find("rank-2"), std::string::npos) << err;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SIMT <-> Tile interop pipelines through the shared runtime, on the
 // simulated device (spec/runtime.md §1, §3, §4, §5, §6; scenario-format.md
 // §2 kernels): a buffer written by a SIMT kernel becomes a tensor for Tile
@@ -108,7 +109,8 @@ std::vector<float> expected_pipeline() {
 }
 
 std::string first_mismatch(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + " != " + std::to_string(want.size());
+  if (got.size() != want.size())
+    return "size " + std::to_string(got.size()) + " != " + std::to_string(want.size());
   for (std::size_t i = 0; i < got.size(); ++i) {
     if (got[i] != want[i]) {
       return "first mismatch at " + std::to_string(i) + ": expected " + std::to_string(want[i]) + ", got " +
@@ -172,7 +174,7 @@ TEST_F(Pipeline, SimtTileSimtOnOneStreamGivesTheHostResultWithEveryHandleDropped
     EXPECT_TRUE(g.wait_arrivals(1));
     EXPECT_FALSE(f1.done());
     a.reset();  // the stream too
-  }  // every view, tensor and future goes here, with all of the work pending
+  }             // every view, tensor and future goes here, with all of the work pending
   EXPECT_GT(ctx.stats().pending_submissions, 0U);
   EXPECT_GT(ctx.stats().live_allocations, 0U);
   g.open();
@@ -236,7 +238,8 @@ TEST_F(Pipeline, SimtTileSimtOnTwoStreamsIsOrderedAcrossStreamsWithEveryHandleDr
   EXPECT_EQ(got, want) << first_mismatch(got, want);
   EXPECT_EQ(as_u32(sum->get(kPatience)), word_sum(want));
   std::vector<float> want_t(kCount);
-  for (std::uint64_t i = 0; i < kCount; ++i) want_t[i] = 10.0F * (2.0F * (1.0F + 0.5F * static_cast<float>(i)));
+  for (std::uint64_t i = 0; i < kCount; ++i)
+    want_t[i] = 10.0F * (2.0F * (1.0F + 0.5F * static_cast<float>(i)));
   const std::vector<float> got_t = as_floats(rescaled->get(kPatience));
   EXPECT_EQ(got_t, want_t) << first_mismatch(got_t, want_t);
   result.reset();
@@ -288,7 +291,8 @@ TEST_F(Pipeline, ConversionsSucceedWhileTheProducerIsInFlightAndItsLeaseStaysInF
       EXPECT_TRUE(produce.wait(kPatience));
       EXPECT_TRUE(scale.wait(kPatience));
       std::vector<float> want(kCount);
-      for (std::uint64_t i = 0; i < kCount; ++i) want[i] = 3.0F * (2.0F * (1.0F + 0.5F * static_cast<float>(i)));
+      for (std::uint64_t i = 0; i < kCount; ++i)
+        want[i] = 3.0F * (2.0F * (1.0F + 0.5F * static_cast<float>(i)));
       const std::vector<float> got = read_floats(b, buf);
       EXPECT_EQ(got, want) << first_mismatch(got, want);
     } else {
@@ -299,7 +303,8 @@ TEST_F(Pipeline, ConversionsSucceedWhileTheProducerIsInFlightAndItsLeaseStaysInF
       LaunchFuture later = simt_scale(b, buf, 3.0);  // the lease is gone now
       ASSERT_TRUE(later.wait(kPatience));
       std::vector<float> want(kCount);
-      for (std::uint64_t i = 0; i < kCount; ++i) want[i] = 3.0F * (2.0F * (1.0F + 0.5F * static_cast<float>(i)));
+      for (std::uint64_t i = 0; i < kCount; ++i)
+        want[i] = 3.0F * (2.0F * (1.0F + 0.5F * static_cast<float>(i)));
       const std::vector<float> got = read_floats(b, buf);
       EXPECT_EQ(got, want) << first_mismatch(got, want);
     }
@@ -373,7 +378,8 @@ TEST_F(Pipeline, StridedTensorViewIsATileKernelOperandWithoutACopy) {
   const std::vector<float> got_whole = as_floats(whole->get(kPatience));
   EXPECT_EQ(got_copy, want_copy) << first_mismatch(got_copy, want_copy);
   EXPECT_EQ(got_t, want_t) << first_mismatch(got_t, want_t);
-  EXPECT_EQ(got_whole, want_whole) << "outside the cut must be unchanged; " << first_mismatch(got_whole, want_whole);
+  EXPECT_EQ(got_whole, want_whole) << "outside the cut must be unchanged; "
+                                   << first_mismatch(got_whole, want_whole);
   copied.reset();
   transposed.reset();
   whole.reset();
@@ -439,7 +445,8 @@ TEST_F(Pipeline, AliasedConversionFailsAndLeavesTheSourceUsable) {
   }
   g.open();
   std::vector<float> want(kCount);
-  for (std::uint64_t i = 0; i < kCount; ++i) want[i] = 0.5F * (3.0F * (2.0F * (1.0F + 0.5F * static_cast<float>(i))));
+  for (std::uint64_t i = 0; i < kCount; ++i)
+    want[i] = 0.5F * (3.0F * (2.0F * (1.0F + 0.5F * static_cast<float>(i))));
   const std::vector<float> got = read_floats(*a, back);
   EXPECT_EQ(got, want) << first_mismatch(got, want);
   blocker.reset();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // On the simulated device, the kernels' host references touch memory only
 // through bounds-checked spans of the launch's declared ranges
 // (kernels/host/host_span.hpp, tandem/driver/host_access.hpp): an access
@@ -34,7 +35,8 @@ class SimBoundsTest : public ::testing::Test {
   void scale(std::uint64_t len, std::vector<Access> declared) {
     const KernelEntry* e = find(Model::simt, "scale", DType::f32);
     ASSERT_NE(e, nullptr);
-    const std::vector<LaunchArg> args{LaunchArg::view(p_, ArgShape::buffer(DType::f32, len)), LaunchArg::value(2.0)};
+    const std::vector<LaunchArg> args{LaunchArg::view(p_, ArgShape::buffer(DType::f32, len)),
+                                      LaunchArg::value(2.0)};
     PackedParams packed;
     ASSERT_EQ(pack_params(*e, args, packed), "");
     driver::LaunchRequest req;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SIMT kernels' host references against expectations computed here.
 #include <gtest/gtest.h>
 
@@ -83,7 +84,8 @@ TEST(SimtIota, IntegersWrap) {
   for (std::size_t i = 0; i < b.size(); ++i) EXPECT_EQ(b[i], static_cast<uint8_t>((250 + 3 * i) % 256)) << i;
 
   std::vector<int32_t> v(4);
-  ASSERT_TRUE(run_host(simt("iota", DType::i32), {buf(v), num(std::numeric_limits<int32_t>::max() - 1), num(1)}));
+  ASSERT_TRUE(
+      run_host(simt("iota", DType::i32), {buf(v), num(std::numeric_limits<int32_t>::max() - 1), num(1)}));
   EXPECT_EQ(v[1], std::numeric_limits<int32_t>::max());
   EXPECT_EQ(v[2], std::numeric_limits<int32_t>::min());
   EXPECT_EQ(v[3], std::numeric_limits<int32_t>::min() + 1);
@@ -114,9 +116,9 @@ TEST(SimtAxpy, IntegersWrap) {
   EXPECT_EQ(y[2], wrap(21LL + std::numeric_limits<int32_t>::min()));
 
   std::vector<uint64_t> ux = {~uint64_t{0}}, uy = {5};
-  ASSERT_TRUE(run_host(simt("axpy", DType::i64), {LaunchArg::view(host_ptr(ux.data()), ArgShape::buffer(DType::i64, 1)),
-                                                   LaunchArg::view(host_ptr(uy.data()), ArgShape::buffer(DType::i64, 1)),
-                                                   num(2)}));
+  ASSERT_TRUE(run_host(simt("axpy", DType::i64),
+                       {LaunchArg::view(host_ptr(ux.data()), ArgShape::buffer(DType::i64, 1)),
+                        LaunchArg::view(host_ptr(uy.data()), ArgShape::buffer(DType::i64, 1)), num(2)}));
   EXPECT_EQ(uy[0], uint64_t{3});  // 2 * (-1) + 5
 }
 
@@ -152,7 +154,8 @@ TEST(SimtCopy, CopiesBitsOfEveryDtype) {
 
   std::vector<bfloat16> bs = {{0x1234}, {0xffff}, {0x7fc1}}, bd(3);
   ASSERT_TRUE(run_host(simt("copy", DType::bf16), {buf(bs), buf(bd)}));
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(bd[static_cast<std::size_t>(i)].bits, bs[static_cast<std::size_t>(i)].bits);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(bd[static_cast<std::size_t>(i)].bits, bs[static_cast<std::size_t>(i)].bits);
 }
 
 // --- atomic_sum --------------------------------------------------------------------
@@ -223,7 +226,8 @@ uint32_t le_word_sum(const std::vector<uint8_t>& bytes) {
   uint32_t s = 0;
   for (std::size_t i = 0; i < bytes.size(); i += 4) {
     uint32_t w = 0;
-    for (std::size_t b = 0; b < 4 && i + b < bytes.size(); ++b) w += static_cast<uint32_t>(bytes[i + b]) << (8 * b);
+    for (std::size_t b = 0; b < 4 && i + b < bytes.size(); ++b)
+      w += static_cast<uint32_t>(bytes[i + b]) << (8 * b);
     s += w;
   }
   return s;

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/report/report_page_test.py — `tandem report` end to end.
 
   report_page_test.py render TANDEM REPO OUTDIR   the page in headless Chromium

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stream-ordered births and frees (docs/runtime.md "Allocation is
 // stream-ordered"): an allocation is enqueued on its stream with no event
 // and no submission of its own; another stream's first use waits for the
@@ -28,7 +29,8 @@ TEST_F(Births, AnAllocationWithNothingInFlightIsFreedWithoutARetirementRoundTrip
   const RuntimeStats before = e.ctx.stats();
   {
     View fresh = allocate(e.a, DType::u32, 64);  // never used
-    EXPECT_EQ(e.ctx.stats().pending_submissions, before.pending_submissions) << "an allocation made a submission";
+    EXPECT_EQ(e.ctx.stats().pending_submissions, before.pending_submissions)
+        << "an allocation made a submission";
   }
   used.reset();  // used on its birth stream, its work retired before
   RuntimeStats st = e.ctx.stats();
@@ -91,35 +93,36 @@ TEST_F(Births, AnAllocationUsedOnAnotherStreamIsFreedOnlyAfterThatUseRetires) {
 // refused (reject) all the same, and the allocation precedes it.
 TEST_F(Births, AnotherStreamsFirstUseOfANewBufferWrittenWholeWaitsForThatWrite) {
   for (const bool shared : {false, true}) {
-  for (ConflictPolicy policy : {ConflictPolicy::order, ConflictPolicy::reject}) {
-    SCOPED_TRACE(std::string(policy == ConflictPolicy::reject ? "reject" : "order") + (shared ? ", shared events" : ""));
-    Env e = env_sharing(policy, shared);
-    settle();
-    View busy = allocate(e.a, DType::u32, 4);
-    Gate& before = gate();
-    // Work already pending on the stream: the write below may share the
-    // next event (with shared events on), and records no birth mark.
-    LaunchFuture pending = fill(e.a, busy, 1, {.gate = &before});
-    ASSERT_TRUE(before.wait_arrivals(1));
-    View x = allocate(e.a, DType::u32, 64);
-    Gate& g = gate();
-    LaunchFuture first = fill(e.a, x, 1, {.gate = &g});  // the whole buffer, queued behind `pending`
-    if (policy == ConflictPolicy::reject) {
-      EXPECT_TANDEM_ERROR(ErrorCode::conflict, hold(e.b, x, Access::read, nullptr));
-      before.open();
-      g.open();
-    } else {
-      LaunchFuture other = hold(e.b, x, Access::read, nullptr);
-      before.open();
-      ASSERT_TRUE(g.wait_arrivals(1));
-      EXPECT_EQ(other.status(), SubmissionStatus::pending) << "ran before the first write finished";
-      g.open();
-      ASSERT_TRUE(other.wait(kPatience));
+    for (ConflictPolicy policy : {ConflictPolicy::order, ConflictPolicy::reject}) {
+      SCOPED_TRACE(std::string(policy == ConflictPolicy::reject ? "reject" : "order") +
+                   (shared ? ", shared events" : ""));
+      Env e = env_sharing(policy, shared);
+      settle();
+      View busy = allocate(e.a, DType::u32, 4);
+      Gate& before = gate();
+      // Work already pending on the stream: the write below may share the
+      // next event (with shared events on), and records no birth mark.
+      LaunchFuture pending = fill(e.a, busy, 1, {.gate = &before});
+      ASSERT_TRUE(before.wait_arrivals(1));
+      View x = allocate(e.a, DType::u32, 64);
+      Gate& g = gate();
+      LaunchFuture first = fill(e.a, x, 1, {.gate = &g});  // the whole buffer, queued behind `pending`
+      if (policy == ConflictPolicy::reject) {
+        EXPECT_TANDEM_ERROR(ErrorCode::conflict, hold(e.b, x, Access::read, nullptr));
+        before.open();
+        g.open();
+      } else {
+        LaunchFuture other = hold(e.b, x, Access::read, nullptr);
+        before.open();
+        ASSERT_TRUE(g.wait_arrivals(1));
+        EXPECT_EQ(other.status(), SubmissionStatus::pending) << "ran before the first write finished";
+        g.open();
+        ASSERT_TRUE(other.wait(kPatience));
+      }
+      ASSERT_TRUE(first.wait(kPatience));
+      settle();
+      EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
     }
-    ASSERT_TRUE(first.wait(kPatience));
-    settle();
-    EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
-  }
   }
 }
 
@@ -203,10 +206,11 @@ TEST_F(Births, AGraphCaptureOnTheBirthStreamStillOrdersAnotherStreamsFirstUse) {
   View x = allocate(e.a, DType::u32, 16);  // nothing submitted on a after it when the capture begins
   std::optional<LaunchFuture> use;
   Graph graph = Graph::capture(e.a, [&] {
-    (void)fill(e.a, other, 3);                    // recorded, not run
+    (void)fill(e.a, other, 3);                         // recorded, not run
     use = fill(e.b, x, 2, {.journal = &j, .tag = 2});  // another stream: runs, after the allocation
   });
-  EXPECT_FALSE(use->wait(std::chrono::milliseconds(20))) << "ran before its allocation";  // not synchronization
+  EXPECT_FALSE(use->wait(std::chrono::milliseconds(20)))
+      << "ran before its allocation";  // not synchronization
   g.open();
   ASSERT_TRUE(use->wait(kPatience));
   EXPECT_EQ(j.tags(), (std::vector<std::uint32_t>{1, 2}));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spec/runtime.md §9 (failure and bad input) and §6 (device memory
 // baseline), plus the allocation counters a report reads.
 #include <optional>
@@ -139,7 +140,8 @@ TEST_F(Failure, AMovedFromOrConsumedViewIsAnInvalidHandle) {
   const RuntimeStats before = e.ctx.stats();
   ASSERT_FALSE(x.valid());
   EXPECT_TANDEM_ERROR(ErrorCode::invalid_handle, fill(e.a, x, 1));
-  EXPECT_TANDEM_ERROR(ErrorCode::invalid_handle, hold_many(e.a, {{&y, Access::write}, {&x, Access::read}}, nullptr));
+  EXPECT_TANDEM_ERROR(ErrorCode::invalid_handle,
+                      hold_many(e.a, {{&y, Access::write}, {&x, Access::read}}, nullptr));
   EXPECT_TANDEM_ERROR(ErrorCode::invalid_handle, copy(e.a, x, y));
   EXPECT_TANDEM_ERROR(ErrorCode::invalid_handle, copy(e.a, y, x));
   EXPECT_TANDEM_ERROR(ErrorCode::invalid_handle, upload_u32(e.a, x, {}));
@@ -197,8 +199,11 @@ TEST_F(Failure, InvalidArgumentsLeaveTheRuntimeConsistent) {
   const std::int64_t negative[] = {-4, -4};
   EXPECT_TANDEM_ERROR(ErrorCode::out_of_range, View(allocate(e.a, DType::u32, 16)).to_tensor(negative));
   // A kernel the driver cannot run (no host reference on the sim).
-  const driver::KernelSymbol no_host{.name = "test_device_only", .module = nullptr, .host = nullptr,
-                                     .params = kHoldParams, .param_count = 3};
+  const driver::KernelSymbol no_host{.name = "test_device_only",
+                                     .module = nullptr,
+                                     .host = nullptr,
+                                     .params = kHoldParams,
+                                     .param_count = 3};
   BufferParam<std::uint32_t> p = y.buffer_param<std::uint32_t>();
   std::uint64_t zero = 0;
   void* params[] = {&p, &zero, &zero};
@@ -229,8 +234,8 @@ TEST_F(Failure, AdoptRefusesAnElementCountWhoseByteSizeOverflows) {
     View v = adopt(e.ctx, p, DType::f32, huge, owner);
     leaked_count = v.element_count();
   });
-  EXPECT_EQ(code, ErrorCode::out_of_range) << "adopt accepted " << leaked_count
-                                           << " f32 elements (a byte size that wraps around 64 bits)";
+  EXPECT_EQ(code, ErrorCode::out_of_range)
+      << "adopt accepted " << leaked_count << " f32 elements (a byte size that wraps around 64 bits)";
   EXPECT_TANDEM_ERROR(ErrorCode::invalid_handle, adopt(e.ctx, 0, DType::u32, 4, owner));
   (void)platform().backend().mem_free(e.ctx.native(), p);
 }
@@ -279,7 +284,8 @@ TEST_F(Memory, VramReturnsToBaselineAfterBufferCycles) {
   }  // every buffer dropped with work in flight
   ASSERT_TRUE(e.ctx.wait_for_retirement(kPatience));
   e.ctx.trim();
-  EXPECT_EQ(e.ctx.memory_info().free_bytes, base.free_bytes) << "device memory did not return to its baseline";
+  EXPECT_EQ(e.ctx.memory_info().free_bytes, base.free_bytes)
+      << "device memory did not return to its baseline";
   EXPECT_EQ(e.ctx.stats().live_allocations, 0U);
   EXPECT_EQ(e.ctx.stats().live_bytes, 0U);
   EXPECT_EQ(sim().live_allocations(), 0U);
@@ -295,9 +301,8 @@ TEST_F(Memory, AllocationCountersCountAllocationsAndFrees) {
     for (int i = 0; i < 10; ++i) views.push_back(allocate(e.a, DType::u32, 16 + i));
     for (int i = 0; i < 3; ++i) views.push_back(allocate(e.a, DType::u32, 0));  // empty: not counted
     const driver::DevicePtr p = foreign_alloc(e.ctx, 128);
-    views.push_back(adopt(e.ctx, p, DType::u32, 32, [&be = platform().backend(), h = e.ctx.native(), p] {
-      (void)be.mem_free(h, p);
-    }));
+    views.push_back(adopt(e.ctx, p, DType::u32, 32,
+                          [&be = platform().backend(), h = e.ctx.native(), p] { (void)be.mem_free(h, p); }));
     views.push_back(views[0].slice(0, 4));  // a view, not an allocation
     const RuntimeStats st = e.ctx.stats();
     EXPECT_EQ(st.allocations_total, before.allocations_total + 11);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spec/runtime.md §8 (graphs) and the graph halves of §5 (uniqueness) and
 // §6 (deferred destruction), on the simulated device.
 #include <thread>
@@ -85,12 +86,12 @@ TEST_F(Graphs, DroppingAGraphWithAReplayInFlightDefersItsDestruction) {
 TEST_F(Graphs, ACaptureThatThrowsReleasesItsReferences) {
   Env e = env();
   View x = allocate(e.a, DType::u32, 8);
-  EXPECT_THROW(
-      (void)Graph::capture(e.a, [&] {
-        (void)fill(e.a, x, 1);
-        throw std::runtime_error("body failed");
-      }),
-      std::runtime_error);
+  EXPECT_THROW((void)Graph::capture(e.a,
+                                    [&] {
+                                      (void)fill(e.a, x, 1);
+                                      throw std::runtime_error("body failed");
+                                    }),
+               std::runtime_error);
   EXPECT_TRUE(x.is_unique());
   (void)fill(e.a, x, 2);  // the stream is no longer capturing
   EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(8, 2));

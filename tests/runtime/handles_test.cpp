@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spec/runtime.md §2 — handles: Device, Context (owned/borrowed), Stream
 // (owned/borrowed), Allocation identity, launch futures.
 #include <condition_variable>
@@ -70,9 +71,8 @@ TEST_F(Handles, AllocationIdsAreUniqueAndNeverReused) {
   EXPECT_GT(empty.allocation_id(), last);
   last = empty.allocation_id();
   const driver::DevicePtr p = foreign_alloc(e.ctx, 64);
-  View foreign = adopt(e.ctx, p, DType::u32, 16, [&b = platform().backend(), h = e.ctx.native(), p] {
-    (void)b.mem_free(h, p);
-  });
+  View foreign = adopt(e.ctx, p, DType::u32, 16,
+                       [&b = platform().backend(), h = e.ctx.native(), p] { (void)b.mem_free(h, p); });
   EXPECT_GT(foreign.allocation_id(), last);
   last = foreign.allocation_id();
   Env e2 = env();
@@ -172,8 +172,9 @@ TEST_F(TwoDevices, ALaunchMixingDevicesFailsBeforeAnyLeaseIsTaken) {
   settle();
   const RuntimeStats before0 = c0.stats();
   const RuntimeStats before1 = c1.stats();
-  const std::string msg =
-      error_message_of([&] { (void)hold_many(s0, {{&x0, Access::write}, {&x1, Access::read}}, nullptr); });
+  const std::string msg = error_message_of([&] {
+    (void)hold_many(s0, {{&x0, Access::write}, {&x1, Access::read}}, nullptr);
+  });
   EXPECT_NE(msg.find("device_mismatch"), std::string::npos) << msg;
   EXPECT_NE(msg.find("device 1"), std::string::npos) << msg;
   EXPECT_TANDEM_ERROR(ErrorCode::device_mismatch, copy(s0, x1, x0));
@@ -190,7 +191,8 @@ TEST_F(TwoDevices, BorrowingAContextOfAnotherDeviceIsRejected) {
   driver::ContextHandle h1;
   ASSERT_TRUE(be.context_create(1, h1).ok());
   EXPECT_TANDEM_ERROR(ErrorCode::device_mismatch, Context::borrow(platform().device(0), h1));
-  EXPECT_TANDEM_ERROR(ErrorCode::invalid_handle, Context::borrow(platform().device(0), driver::ContextHandle{}));
+  EXPECT_TANDEM_ERROR(ErrorCode::invalid_handle,
+                      Context::borrow(platform().device(0), driver::ContextHandle{}));
   {
     Context ok = Context::borrow(platform().device(1), h1);
     EXPECT_FALSE(ok.owned());

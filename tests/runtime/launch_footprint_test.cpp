@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The launch path's footprint (bench/README.md, "cache lines per launch"): on
 // the GPU a tracked launch costs what it fetches after the driver's work
 // evicted it, so what every launch reads sits together, and what a backend
@@ -13,9 +14,9 @@
 
 #include "allocation_state.hpp"
 #include "context_state.hpp"
+#include "runtime_test_support.hpp"
 #include "stream_state.hpp"
 #include "submission.hpp"
-#include "runtime_test_support.hpp"
 #include "tandem/driver/forwarding_backend.hpp"
 
 namespace tandem::test {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spec/runtime.md §4 — access tracking and leases: what conflicts, the order
 // and reject policies, host transfers, context mixing, aliasing arguments,
 // release at retirement.
@@ -291,8 +292,9 @@ TEST_F(Leases, ALaunchMixingContextsFailsBeforeAnyLeaseIsTaken) {
   settle();
   const RuntimeStats b1 = e1.ctx.stats();
   const RuntimeStats b2 = e2.ctx.stats();
-  const std::string msg =
-      error_message_of([&] { (void)hold_many(e1.a, {{&x1, Access::write}, {&x2, Access::read}}, nullptr); });
+  const std::string msg = error_message_of([&] {
+    (void)hold_many(e1.a, {{&x1, Access::write}, {&x2, Access::read}}, nullptr);
+  });
   EXPECT_NE(msg.find("device_mismatch"), std::string::npos) << msg;
   EXPECT_NE(msg.find("allocation " + std::to_string(x2.allocation_id())), std::string::npos) << msg;
   EXPECT_NE(msg.find("stream " + std::to_string(e1.a.id())), std::string::npos) << msg;
@@ -328,14 +330,16 @@ TEST_F(Leases, TwoArgumentsOfOneLaunchMayAliasEachOther) {
   settle();
   View lo = x.slice(0, 8);
   View ax = x.atomic();
-  LaunchFuture f = hold_many(e.a, {{&x, Access::write}, {&lo, Access::read}, {&x, Access::read_write}, {&ax, Access::read}},
-                             nullptr);
+  LaunchFuture f = hold_many(
+      e.a, {{&x, Access::write}, {&lo, Access::read}, {&x, Access::read_write}, {&ax, Access::read}},
+      nullptr);
   ASSERT_TRUE(f.wait(kPatience));
   EXPECT_EQ(f.status(), SubmissionStatus::retired);
   // A copy between overlapping ranges of one allocation in one submission.
   (void)upload_u32(e.a, x, iota_u32(16));
   (void)copy(e.a, x.slice(0, 8), x.slice(4, 8));
-  EXPECT_EQ(read_u32(e.a, x), (std::vector<std::uint32_t>{0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15}));
+  EXPECT_EQ(read_u32(e.a, x),
+            (std::vector<std::uint32_t>{0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15}));
 }
 
 TEST_F(Leases, LeasesAreReleasedAtRetirement) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Several devices (issue #6): peer access between contexts of two devices,
 // copies between them (leases on both sides, released when the copy
 // retires), and device_mismatch before any lease for everything else that
@@ -183,7 +184,7 @@ TEST_F(MultiDevice, CrossDeviceCopyIsOrderedAfterConflictingWorkOnThePeerDevice)
   (void)fill(s0, x0, 3);
   Gate& g = gate();
   (void)fill(s1, x1, 7, FillOpts{&g});  // a writer of the destination, held on device 1
-  LaunchFuture c = copy(s0, x0, x1);     // must wait for it on the device
+  LaunchFuture c = copy(s0, x0, x1);    // must wait for it on the device
   ASSERT_TRUE(g.wait_arrivals(1));
   EXPECT_FALSE(c.done()) << "the copy ran before the conflicting write on the peer device";
   g.open();
@@ -223,8 +224,9 @@ TEST_F(MultiDevice, KernelLaunchMixingDevicesFailsBeforeAnyLeaseEvenWithPeerAcce
   ASSERT_TRUE(platform().wait_for_retirement(kPatience));
   const RuntimeStats b0 = c0.stats(), b1 = c1.stats();
   // x0 (device 0) is listed first, so a late check would have leased it.
-  const std::string msg =
-      error_message_of([&] { (void)hold_many(s0, {{&x0, Access::write}, {&x1, Access::write}}, nullptr); });
+  const std::string msg = error_message_of([&] {
+    (void)hold_many(s0, {{&x0, Access::write}, {&x1, Access::write}}, nullptr);
+  });
   EXPECT_NE(msg.find("device_mismatch"), std::string::npos) << msg;
   EXPECT_NE(msg.find("allocation " + std::to_string(x1.allocation_id())), std::string::npos) << msg;
   EXPECT_TANDEM_ERROR(ErrorCode::device_mismatch, fill(s0, x1, 1));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stream's pool of submission records (src/runtime/src/stream_state.hpp):
 // a deep queue's records come back for reuse instead of being freed, up to
 // the pool's limit, and the newest returned is reused first, so a stream

@@ -1,13 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recording hook (tandem/recorder.hpp, docs/runtime.md "Recording"):
 // every public view, launch, transfer and wait call reaches the installed
 // Recorder, failures come with their error code, none reaches it once it
 // is uninstalled, and calls from many threads all arrive.
+#include "tandem/recorder.hpp"
+
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "runtime/runtime_test_support.hpp"
-#include "tandem/recorder.hpp"
 
 namespace tandem::test {
 namespace {
@@ -15,7 +17,8 @@ namespace {
 class CountingRecorder final : public Recorder {
  public:
   void on_stream_created(const Stream&) override { bump("stream"); }
-  void on_view_derived(ViewOrigin o, const ViewKey*, const View&, const DeriveArgs&, const StreamRef*) override {
+  void on_view_derived(ViewOrigin o, const ViewKey*, const View&, const DeriveArgs&,
+                       const StreamRef*) override {
     bump("derive." + std::to_string(static_cast<int>(o)));
   }
   void on_derive_failed(ViewOrigin, const ViewKey&, const DeriveArgs&, ErrorCode code) override {

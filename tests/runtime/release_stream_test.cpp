@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Release of memory leased on several streams (spec/runtime.md §6,
 // docs/runtime.md "Several streams"): with MultiStreamRelease::release_stream
 // the last view's drop hands the allocation to the context's release
@@ -53,7 +54,8 @@ TEST(MultiStreamReleaseNames, EachModeIsSpelledAsTheEnvironmentTakesIt) {
 TEST_F(ReleaseStream, HostProvenIsTheDefaultUnlessTheEnvironmentChoosesAndAnExplicitChoiceWins) {
   const char* env = std::getenv("TANDEM_MULTI_STREAM_RELEASE");
   const MultiStreamRelease expected =
-      env ? parse_multi_stream_release(env).value_or(MultiStreamRelease::host_proven) : MultiStreamRelease::host_proven;
+      env ? parse_multi_stream_release(env).value_or(MultiStreamRelease::host_proven)
+          : MultiStreamRelease::host_proven;
   EXPECT_EQ(Context::create(device()).multi_stream_release(), expected);
   for (MultiStreamRelease m : kAllMultiStreamReleases) {
     EXPECT_EQ(Context::create(device(), with_mode(m)).multi_stream_release(), m);
@@ -204,9 +206,9 @@ TEST_F(ReleaseStream, AdoptedMemoryReadOnTwoStreamsKeepsHostProvenRelease) {
   Gate& ga = gate();
   Gate& gb = gate();
   const driver::DevicePtr p = foreign_alloc(e.ctx, 256);
-  std::optional<View> f = adopt(e.ctx, p, DType::u32, 64, [&be = platform().backend(), h = e.ctx.native(), p] {
-    (void)be.mem_free(h, p);
-  });
+  std::optional<View> f =
+      adopt(e.ctx, p, DType::u32, 64,
+            [&be = platform().backend(), h = e.ctx.native(), p] { (void)be.mem_free(h, p); });
   const AllocationWatch watch(*f);
   (void)hold(e.a, *f, Access::read, &ga);
   (void)hold(e.b, *f, Access::read, &gb);
@@ -322,7 +324,8 @@ TEST_F(ReleaseStream, ThreadsDroppingBuffersReadOnTwoStreamsLeaveNothingLiveInEi
     settle();
     const RuntimeStats st = e.ctx.stats();
     EXPECT_EQ(st.live_allocations, 0U) << multi_stream_release_name(m);
-    EXPECT_EQ(st.awaiting_release_allocations + st.released_unproven_allocations, 0U) << multi_stream_release_name(m);
+    EXPECT_EQ(st.awaiting_release_allocations + st.released_unproven_allocations, 0U)
+        << multi_stream_release_name(m);
   }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Release in stream order and allocation under pressure (spec/runtime.md
 // §6, docs/runtime.md "Release in stream order"): the last view of a pool
 // allocation dropped while one stream's work still uses it has its free
@@ -240,8 +241,9 @@ TEST_F(Pressure, WithoutWaitingTheErrorNamesWhatWorkInFlightHolds) {
   x.reset();
   const std::string msg = error_message_of([&] { (void)allocate(e.a, DType::u32, kBig); });
   EXPECT_NE(msg.find("out_of_memory"), std::string::npos) << msg;
-  EXPECT_NE(msg.find(std::to_string(kBig * sizeof(std::uint32_t)) + " bytes are released but not yet proven freed"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find(std::to_string(kBig * sizeof(std::uint32_t)) + " bytes are released but not yet proven freed"),
+      std::string::npos)
       << msg;
   EXPECT_NE(msg.find("waiting up to 0 ms"), std::string::npos) << msg;
   EXPECT_EQ(e.ctx.stats().pressure_recoveries, 0U);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spec/runtime.md §6 — completion and retirement: dropping never waits,
 // memory and foreign owners are released only after the last use retires
 // (on the retirement thread, outside the runtime's locks), unknown
@@ -5,9 +6,8 @@
 #include <atomic>
 #include <optional>
 
-#include "tandem/driver/forwarding_backend.hpp"
-
 #include "runtime/runtime_test_support.hpp"
+#include "tandem/driver/forwarding_backend.hpp"
 
 // ThreadSanitizer: a quarantined allocation is retained forever (spec §6), and
 // with it its Context, Platform and simulated backend, so the backend never
@@ -108,7 +108,8 @@ TEST_F(Retirement, WaitForRetirementReturnsOnlyAfterDroppedStreamsReleasedTheirC
   l.drop_handles();
   l.g->open();
   ASSERT_TRUE(platform().wait_for_retirement(kPatience));
-  EXPECT_FALSE(context_live(l.h)) << "wait_for_retirement returned while the dropped stream still held its context";
+  EXPECT_FALSE(context_live(l.h))
+      << "wait_for_retirement returned while the dropped stream still held its context";
   EXPECT_EQ(sim().live_allocations(), 0U);
 }
 
@@ -135,7 +136,8 @@ TEST_F(Retirement, RetireLatencyCoversSubmitToRetirementOnlyWhenAsked) {
   const LatencyHistogram* h = ctx.retire_latency();
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(h->count(), 1U);
-  EXPECT_GE(h->max(), static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(held).count()));
+  EXPECT_GE(h->max(),
+            static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(held).count()));
 }
 
 TEST_F(Retirement, MemoryIsFreedOnlyAfterTheKernelCompletes) {
@@ -240,21 +242,21 @@ TEST_F(Retirement, UserCodeIsCalledWithoutTheRuntimeLocksHeld) {
     // The owner runs on the retirement thread; it uses the same streams, the
     // same context and an allocation the retiring submission also touched.
     // Any runtime lock held around it would deadlock here.
-    View f = adopt(e.ctx, p, DType::u32, 16,
-                   [seen, &e, &y, &be = platform().backend(), h = e.ctx.native(), p] {
-                     (void)be.mem_free(h, p);
-                     try {
-                       (void)e.ctx.stats();
-                       View t = allocate(e.a, DType::u32, 4);
-                       (void)fill(e.a, t, 1);
-                       (void)fill(e.b, y, 2);
-                       (void)hold(e.a, y, Access::read, nullptr);
-                       seen->ok = y.is_unique();
-                     } catch (...) {
-                       seen->ok = false;
-                     }
-                     seen->done.set_value();
-                   });
+    View f =
+        adopt(e.ctx, p, DType::u32, 16, [seen, &e, &y, &be = platform().backend(), h = e.ctx.native(), p] {
+          (void)be.mem_free(h, p);
+          try {
+            (void)e.ctx.stats();
+            View t = allocate(e.a, DType::u32, 4);
+            (void)fill(e.a, t, 1);
+            (void)fill(e.b, y, 2);
+            (void)hold(e.a, y, Access::read, nullptr);
+            seen->ok = y.is_unique();
+          } catch (...) {
+            seen->ok = false;
+          }
+          seen->done.set_value();
+        });
     (void)hold_many(e.b, {{&f, Access::write}, {&y, Access::read}}, &g);
     ASSERT_TRUE(g.wait_arrivals(1));
   }
@@ -396,9 +398,10 @@ TEST_F(Retirement, AFaultSeenByTheStalledStreamQueryIsStillAttributed) {
   for (std::uint32_t v : {3U, 4U}) ASSERT_TRUE(fill(e.b, other, v).wait(kPatience));
   g.open();
   // Nobody waits (a waiter skips the stalled-stream query): poll.
-  ASSERT_TRUE(eventually([&] { return fx.status() != SubmissionStatus::pending &&
-                                      fy.status() != SubmissionStatus::pending; }));
-  EXPECT_EQ(fx.status(), SubmissionStatus::quarantined) << "the faulted work was proven done by a later event";
+  ASSERT_TRUE(eventually(
+      [&] { return fx.status() != SubmissionStatus::pending && fy.status() != SubmissionStatus::pending; }));
+  EXPECT_EQ(fx.status(), SubmissionStatus::quarantined)
+      << "the faulted work was proven done by a later event";
   EXPECT_EQ(fy.status(), SubmissionStatus::retired);
   EXPECT_EQ(e.ctx.stats().quarantined_allocations, 1U);
 }
@@ -444,7 +447,8 @@ TEST_F(Retirement, AStalledStreamsCompletionIsProvenByOneQuery) {
   // Nobody waits (a waiter skips the stalled-stream check): poll.
   ASSERT_TRUE(eventually([&] { return held.status() != SubmissionStatus::pending; }));
   EXPECT_EQ(held.status(), SubmissionStatus::retired);
-  EXPECT_EQ(counter.complete.load() - complete_before, 1) << "queries that found the held launch's event complete";
+  EXPECT_EQ(counter.complete.load() - complete_before, 1)
+      << "queries that found the held launch's event complete";
   EXPECT_EQ(read_u32(s, x), std::vector<std::uint32_t>(64, 1));
 }
 

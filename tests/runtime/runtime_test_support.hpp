@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runtime_test_support.hpp — shared pieces of the runtime unit and stress
 // tests: test-local kernels (host references only, module = nullptr), gates
 // that hold simulated work in flight deterministically, and a fixture that
@@ -30,19 +31,18 @@
 #include <thread>
 #include <vector>
 
+#include "sanitizers.hpp"
 #include "tandem/context.hpp"
 #include "tandem/device.hpp"
 #include "tandem/driver/kernel_symbol.hpp"
-#include "tandem/testing/sim.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/kernel_params.hpp"
 #include "tandem/launch.hpp"
 #include "tandem/launch_future.hpp"
 #include "tandem/stats.hpp"
 #include "tandem/stream.hpp"
+#include "tandem/testing/sim.hpp"
 #include "tandem/view.hpp"
-
-#include "sanitizers.hpp"
 
 #if defined(TANDEM_TEST_ASAN)
 #include <sanitizer/lsan_interface.h>
@@ -382,7 +382,8 @@ std::string error_message_of(Fn&& fn) {
   return {};
 }
 
-#define EXPECT_TANDEM_ERROR(code, stmt) EXPECT_EQ(::tandem::test::error_code_of([&] { (void)(stmt); }), (code))
+#define EXPECT_TANDEM_ERROR(code, stmt) \
+  EXPECT_EQ(::tandem::test::error_code_of([&] { (void)(stmt); }), (code))
 
 // --- fixture -------------------------------------------------------------------
 

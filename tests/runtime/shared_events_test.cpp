@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ContextOptions::share_completion_events: while a stream has work pending,
 // submissions share the next completion event recorded after them. Nothing
 // may be released, ordered or reported differently from one event per
@@ -7,9 +8,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "tandem/driver/forwarding_backend.hpp"
-
 #include "runtime/runtime_test_support.hpp"
+#include "tandem/driver/forwarding_backend.hpp"
 
 namespace tandem::test {
 namespace {
@@ -37,7 +37,8 @@ TEST_F(SharedEvents, EveryCoveredSubmissionRetiresOnceTheStreamIsQuiet) {
   LaunchFuture first = hold(e.a, x, g);
   std::vector<LaunchFuture> burst;
   for (std::uint32_t i = 0; i < 21; ++i) burst.push_back(add(e.a, x, 1));  // 21: not a multiple of the run
-  for (const LaunchFuture& f : burst) EXPECT_EQ(f.status(), SubmissionStatus::pending) << "retired before the gate";
+  for (const LaunchFuture& f : burst)
+    EXPECT_EQ(f.status(), SubmissionStatus::pending) << "retired before the gate";
   g.open();
   for (const LaunchFuture& f : burst) {
     ASSERT_TRUE(f.wait(kPatience));
@@ -157,7 +158,8 @@ SharedEvents::BurstLeftIdle SharedEvents::burst_left_idle() {
   Gate& g = gate();
   LaunchFuture first = hold(s, x, g);
   for (int i = 0; i < BurstLeftIdle::kBurst; ++i) (void)add(s, x, 1);
-  EXPECT_GE(counter->creates.load(), BurstLeftIdle::kBurst) << "the burst was meant to make an event per submission";
+  EXPECT_GE(counter->creates.load(), BurstLeftIdle::kBurst)
+      << "the burst was meant to make an event per submission";
   g.open();
   EXPECT_TRUE(p.wait_for_retirement(kPatience));
   return BurstLeftIdle{counter, std::move(p), std::move(ctx), std::move(s), std::move(x), std::move(first)};
@@ -170,7 +172,8 @@ SharedEvents::BurstLeftIdle SharedEvents::burst_left_idle() {
 // record or query of a destroyed one), and the stream works on.
 TEST_F(SharedEvents, IdleEventsPastTheCapAreDestroyedByRetirement) {
   const char* cap_text = std::getenv("TANDEM_MAX_FREE_EVENTS");
-  if (cap_text == nullptr || std::atoi(cap_text) <= 0) GTEST_SKIP() << "SKIPPED: TANDEM_MAX_FREE_EVENTS is not set";
+  if (cap_text == nullptr || std::atoi(cap_text) <= 0)
+    GTEST_SKIP() << "SKIPPED: TANDEM_MAX_FREE_EVENTS is not set";
   const int cap = std::atoi(cap_text);
   BurstLeftIdle b = burst_left_idle();
   const auto& [counter_ptr, p, ctx, s, x, first] = b;
@@ -184,7 +187,8 @@ TEST_F(SharedEvents, IdleEventsPastTheCapAreDestroyedByRetirement) {
     (void)add(s, x, 1);
     ++added;
     ASSERT_TRUE(p.wait_for_retirement(kPatience));
-  } while (counter.creates.load() - counter.destroys.load() > cap + 2 && std::chrono::steady_clock::now() < deadline);
+  } while (counter.creates.load() - counter.destroys.load() > cap + 2 &&
+           std::chrono::steady_clock::now() < deadline);
   // The cap, plus the events of the newest submission and of a marker.
   EXPECT_LE(counter.creates.load() - counter.destroys.load(), cap + 2);
   EXPECT_GE(counter.destroys.load(), kBurst - cap - 2);

@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // SmallVector (tandem/detail/small_vector.hpp): inline up to N elements,
 // one heap block past that; reset() returns to inline storage.
+#include "tandem/detail/small_vector.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
-
-#include "tandem/detail/small_vector.hpp"
 
 namespace tandem::detail {
 namespace {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stress tests of spec/runtime.md §5 and §4/§6 under concurrency:
 //
 //  1. Uniqueness racing retirement: many threads, each launching short work
@@ -48,8 +49,8 @@ TEST_F(Stress, UniquenessChecksNeverFailWhileRetirementReleasesLeases) {
   Context ctx = Context::create(device());
   const std::uint64_t iterations = scaled(3000);
   constexpr int kBuffers = 4;
-  const std::uint64_t checks_per_iteration =
-      std::max<std::uint64_t>(kBuffers * 2, (kMinUniquenessChecks + kThreads * iterations - 1) / (kThreads * iterations));
+  const std::uint64_t checks_per_iteration = std::max<std::uint64_t>(
+      kBuffers * 2, (kMinUniquenessChecks + kThreads * iterations - 1) / (kThreads * iterations));
   std::atomic<std::uint64_t> false_alias{0}, false_unique{0}, checks{0}, transfer_failures{0}, submitted{0};
   std::atomic<std::uint64_t> wrong_data{0};
 
@@ -99,7 +100,8 @@ TEST_F(Stress, UniquenessChecksNeverFailWhileRetirementReleasesLeases) {
     }
     for (View& b : bufs) {
       const std::vector<std::uint32_t> got = read_u32(s, b);
-      if (got != std::vector<std::uint32_t>(16, static_cast<std::uint32_t>(iterations))) wrong_data.fetch_add(1);
+      if (got != std::vector<std::uint32_t>(16, static_cast<std::uint32_t>(iterations)))
+        wrong_data.fetch_add(1);
     }
     false_alias.fetch_add(alias);
     false_unique.fetch_add(unique);

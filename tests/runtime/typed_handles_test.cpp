@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The typed facades (DeviceBuffer<T>, Tensor<T>) keep the View rules
 // (spec/runtime.md §3, §5, §7) and add compile-time element types.
 #include <cstring>
@@ -10,7 +11,9 @@ namespace tandem::test {
 namespace {
 
 template <class T>
-concept HasDeviceBuffer = requires { typename DeviceBuffer<T>::value_type; };
+concept HasDeviceBuffer = requires {
+  typename DeviceBuffer<T>::value_type;
+};
 
 // §7: DeviceCopy types make buffers; bool is a DType but not DeviceCopy.
 static_assert(HasDeviceBuffer<float> && HasDeviceBuffer<half> && HasDeviceBuffer<fp8_e4m3> &&

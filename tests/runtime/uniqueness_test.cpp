@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spec/runtime.md §5 — uniqueness: view count only (leases of in-flight work
 // do not count), ownership transfer while completion is pending keeps the
 // lease in force, element-type changes require uniqueness, bool validation.

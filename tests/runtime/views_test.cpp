@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spec/runtime.md §3 — views: empty buffers, slices, split_at, peel, atomic
 // relabel, tensor <-> buffer ownership transfers, borrowed and sub-views.
 #include <optional>
@@ -287,8 +288,10 @@ TEST_F(Views, ToTensorMovesTheViewKeepingIdPointerAndViewCount) {
   EXPECT_EQ(t.device_ptr(), ptr);
   EXPECT_EQ(t.view_count(), 1U);
   EXPECT_EQ(t.rank(), 3);
-  EXPECT_EQ(std::vector<std::int64_t>(t.shape().begin(), t.shape().end()), (std::vector<std::int64_t>{2, 3, 4}));
-  EXPECT_EQ(std::vector<std::int64_t>(t.strides().begin(), t.strides().end()), (std::vector<std::int64_t>{12, 4, 1}));
+  EXPECT_EQ(std::vector<std::int64_t>(t.shape().begin(), t.shape().end()),
+            (std::vector<std::int64_t>{2, 3, 4}));
+  EXPECT_EQ(std::vector<std::int64_t>(t.strides().begin(), t.strides().end()),
+            (std::vector<std::int64_t>{12, 4, 1}));
   EXPECT_TRUE(t.is_contiguous());
   EXPECT_EQ(t.element_count(), 24U);
   const TensorParam<float, 3> tp = t.tensor_param<float, 3>();
@@ -388,7 +391,8 @@ TEST_F(Views, TensorSubViewWithRangesIsACountedStridedView) {
   EXPECT_EQ(sub.allocation_id(), t.allocation_id());
   EXPECT_TRUE(sub.is_tensor());
   EXPECT_FALSE(sub.is_contiguous());
-  EXPECT_EQ(std::vector<std::int64_t>(sub.shape().begin(), sub.shape().end()), (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(std::vector<std::int64_t>(sub.shape().begin(), sub.shape().end()),
+            (std::vector<std::int64_t>{2, 2}));
   EXPECT_EQ(sub.byte_offset(), 5U * 4);
   EXPECT_EQ(sub.extent_bytes(), 6U * 4);  // elements 5..10
   EXPECT_EQ(read_u32(e.a, sub), (std::vector<std::uint32_t>{5, 6, 9, 10}));
@@ -402,8 +406,10 @@ TEST_F(Views, TensorSubViewWithRangesIsACountedStridedView) {
   View row1 = reshaped.tensor_view(std::nullopt, std::span<const DimRange>(row));
   EXPECT_EQ(read_u32(e.a, row1), iota_u32(8, 8));
   const DimRange outside[] = {{0, 5}, {0, 4}};
-  EXPECT_TANDEM_ERROR(ErrorCode::out_of_range, t.tensor_view(std::nullopt, std::span<const DimRange>(outside)));
-  EXPECT_TANDEM_ERROR(ErrorCode::non_contiguous, sub.tensor_view(std::span<const std::int64_t>(flat), std::nullopt));
+  EXPECT_TANDEM_ERROR(ErrorCode::out_of_range,
+                      t.tensor_view(std::nullopt, std::span<const DimRange>(outside)));
+  EXPECT_TANDEM_ERROR(ErrorCode::non_contiguous,
+                      sub.tensor_view(std::span<const std::int64_t>(flat), std::nullopt));
   EXPECT_EQ(t.view_count(), 4U);
 }
 

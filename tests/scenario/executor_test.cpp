@@ -1,5 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // The executor against the contract of scenario-format.md §1–§5: each test
 // runs a scenario on the simulated device and checks the report.
+#include "tandem/scenario/executor.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,11 +10,10 @@
 #include <string>
 
 #include "element_codec.hpp"
-#include "tandem/context.hpp"
-#include "tandem/latency_histogram.hpp"
 #include "sha256.hpp"
+#include "tandem/context.hpp"
 #include "tandem/device.hpp"
-#include "tandem/scenario/executor.hpp"
+#include "tandem/latency_histogram.hpp"
 #include "tandem/scenario/loader.hpp"
 #include "tandem/scenario/validation_report.hpp"
 
@@ -44,8 +46,8 @@ TEST(ScenarioExecutor, ReportHasEveryFieldOfTheContract) {
   const ojson& j = r.report;
   EXPECT_EQ(r.outcome, Outcome::pass) << j.dump(2);
   EXPECT_EQ(j["format"], "tandem.report/1");
-  for (const char* k : {"tool", "scenario", "backend", "device", "status", "duration_s", "checks", "errors", "leaks",
-                        "uniqueness", "vram", "throughput", "violations"}) {
+  for (const char* k : {"tool", "scenario", "backend", "device", "status", "duration_s", "checks", "errors",
+                        "leaks", "uniqueness", "vram", "throughput", "violations"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
   EXPECT_EQ(j["status"], "pass");
@@ -55,9 +57,10 @@ TEST(ScenarioExecutor, ReportHasEveryFieldOfTheContract) {
                         "foreign_owners_unreleased"}) {
     EXPECT_TRUE(j["leaks"][k].is_number_unsigned()) << k;
   }
-  for (const char* k : {"baseline_free", "final_free", "delta", "tolerance", "ok"}) EXPECT_TRUE(j["vram"].contains(k)) << k;
-  for (const char* k : {"submissions", "launches", "launches_per_s", "bytes_moved", "retired", "retire_latency_us",
-                        "submit_ns"}) {
+  for (const char* k : {"baseline_free", "final_free", "delta", "tolerance", "ok"})
+    EXPECT_TRUE(j["vram"].contains(k)) << k;
+  for (const char* k : {"submissions", "launches", "launches_per_s", "bytes_moved", "retired",
+                        "retire_latency_us", "submit_ns"}) {
     EXPECT_TRUE(j["throughput"].contains(k)) << k;
   }
   EXPECT_EQ(j["throughput"]["launches"], 1);
@@ -247,11 +250,11 @@ TEST(ScenarioExecutor, FractionOfFreeLenIsOfTheFreeMemoryWhenTheRunStarted) {
   const ojson& j = r.report;
   EXPECT_EQ(r.outcome, Outcome::pass) << j.dump(2);
   ASSERT_EQ(j["vram"]["baseline_free"], 1048576) << "the sim's free memory at the start is the whole device";
-  for (const auto& [step, figures] : std::vector<std::pair<std::string, std::string>>{
-           {"steps[0]", "= 65536 x f32 (262144 bytes)"},
-           {"steps[4].steps[0]", "= 104857 x u8 (104857 bytes)"},
-           {"steps[5]", "= 838860 x u8 (838860 bytes)"},
-           {"steps[6]", "= 0 x f64 (0 bytes)"}}) {
+  for (const auto& [step, figures] :
+       std::vector<std::pair<std::string, std::string>>{{"steps[0]", "= 65536 x f32 (262144 bytes)"},
+                                                        {"steps[4].steps[0]", "= 104857 x u8 (104857 bytes)"},
+                                                        {"steps[5]", "= 838860 x u8 (838860 bytes)"},
+                                                        {"steps[6]", "= 0 x f64 (0 bytes)"}}) {
     ASSERT_NE(note_of(j, step), nullptr) << step << j["notes"].dump();
     EXPECT_NE(note_of(j, step)->get<std::string>().find(figures), std::string::npos) << j["notes"].dump();
   }
@@ -363,7 +366,8 @@ TEST(ScenarioExecutor, ASimtKernelRefusesATensorWithUnsupported) {
 TEST(ScenarioExecutor, BackendThatIsNotAvailableExitsWith4) {
   std::string why;
   if (Platform::cuda_available(why)) GTEST_SKIP() << "a CUDA device is present here";
-  const Scenario s = load_text(R"({"format": "tandem.scenario/1", "backend": "cuda", "steps": []})", "x.json");
+  const Scenario s =
+      load_text(R"({"format": "tandem.scenario/1", "backend": "cuda", "steps": []})", "x.json");
   const RunResult r = run(s, {});
   EXPECT_EQ(r.outcome, Outcome::unavailable);
   EXPECT_EQ(r.report["status"], "error");
@@ -430,13 +434,15 @@ TEST(ScenarioExecutor, ASimPresentsEveryDeviceTheScenarioUsesAndReportsVramPerDe
 }
 
 TEST(ScenarioExecutor, OneDeviceReportsNoPerDeviceVram) {
-  const RunResult r = run_text(R"("streams": ["s0"], "steps": [{"op": "vram", "mark": true}, {"op": "vram", "check": true}])");
+  const RunResult r = run_text(
+      R"("streams": ["s0"], "steps": [{"op": "vram", "mark": true}, {"op": "vram", "check": true}])");
   EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   EXPECT_FALSE(r.report["vram"].contains("devices"));
 }
 
 TEST(ScenarioExecutor, MixingDevicesIsDeviceMismatchUntilPeerAccessAllowsCopies) {
-  const RunResult r = run_text(R"("conflict_policy": "reject", "streams": ["s0", {"name": "g1", "device": 1}], "steps": [
+  const RunResult r =
+      run_text(R"("conflict_policy": "reject", "streams": ["s0", {"name": "g1", "device": 1}], "steps": [
       {"op": "alloc", "id": "a", "dtype": "u32", "len": 16, "init": "iota"},
       {"op": "alloc", "id": "b", "dtype": "u32", "len": 16, "init": "zero", "stream": "g1"},
       {"op": "wait", "all": true},
@@ -480,7 +486,8 @@ TEST(ScenarioNote, ANoteWritesItsMessageAndTheCountersAtThatMoment) {
 
 TEST(ScenarioNote, ANoteWithoutAStringMessageIsRejectedByTheLoader) {
   const ValidationReport v = validate_text(
-      R"({"format": "tandem.scenario/1", "steps": [{"op": "note"}, {"op": "note", "message": 3}]})", "n.json");
+      R"({"format": "tandem.scenario/1", "steps": [{"op": "note"}, {"op": "note", "message": 3}]})",
+      "n.json");
   ASSERT_FALSE(v.ok);
   ASSERT_EQ(v.errors.size(), 2U) << v.message();
   EXPECT_EQ(v.errors[0].path, "steps[0].message");
@@ -503,14 +510,20 @@ TEST(ScenarioHandleTable, ThreadsMakingAndDroppingViewsOfOneBufferNeverDisagreeW
   std::string threads;
   for (int i = 0; i < 4; ++i) {
     const std::string s = "s" + std::to_string(i);
-    threads += std::string(i == 0 ? "" : ", ") + "\"t" + std::to_string(i) + R"(": [{"op": "loop", "count": 300, "steps": [
-        {"op": "slice", "id": ")" + s + R"(", "of": "base", "offset": 0, "len": 8},
+    threads += std::string(i == 0 ? "" : ", ") + "\"t" + std::to_string(i) +
+               R"(": [{"op": "loop", "count": 300, "steps": [
+        {"op": "slice", "id": ")" +
+               s + R"(", "of": "base", "offset": 0, "len": 8},
         {"op": "check", "what": "unique", "of": "base", "value": false},
-        {"op": "to_tensor", "id": ")" + s + R"(t", "from": ")" + s + R"(", "shape": [2, 4], "expect_error": "aliased"},
-        {"op": "drop", "id": ")" + s + R"("}]}])";
+        {"op": "to_tensor", "id": ")" +
+               s + R"(t", "from": ")" + s + R"(", "shape": [2, 4], "expect_error": "aliased"},
+        {"op": "drop", "id": ")" +
+               s + R"("}]}])";
   }
-  const RunResult r = run_text(R"("steps": [{"op": "alloc", "id": "base", "dtype": "f32", "len": 64, "init": "zero"}],
-      "threads": {)" + threads + "}");
+  const RunResult r =
+      run_text(R"("steps": [{"op": "alloc", "id": "base", "dtype": "f32", "len": 64, "init": "zero"}],
+      "threads": {)" +
+               threads + "}");
   ASSERT_EQ(r.outcome, Outcome::pass) << r.report["errors"].dump(2);
   EXPECT_EQ(r.report["uniqueness"]["failures"], 0);
   // 4 threads x 300: every check unique and every refused conversion compared.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interop as scenario ops (issue 24 item 6): borrow_stream and
 // borrow_context. A driver object the run makes outside the runtime is
 // borrowed, used and dropped; the runtime must never destroy it, and the
@@ -169,7 +170,8 @@ TEST(ScenarioInterop, AContextTheRuntimeStillHoldsAtTheEndFailsItsCheckAndIsLeft
   EXPECT_FALSE(contexts[0]["ok"].get<bool>());
   EXPECT_EQ(contexts[0]["actual"]["context"], "c");
   EXPECT_EQ(contexts[0]["actual"]["released_by_runtime"], false);
-  EXPECT_TRUE(checks_of(r.report, "borrowed_stream").empty()) << "a stream of a held context is left alone too";
+  EXPECT_TRUE(checks_of(r.report, "borrowed_stream").empty())
+      << "a stream of a held context is left alone too";
 }
 
 // --- the static check of stream names ---
@@ -181,7 +183,8 @@ TEST(ScenarioInterop, ABorrowStepDeclaresItsStreamNameWhereverItIs) {
       "steps": [{"op": "wait", "stream": "late"},
                 {"op": "loop", "count": 2, "steps": [{"op": "borrow_stream", "id": "late"}, {"op": "drop", "id": "late"}]}],
       "threads": {"t": [{"op": "borrow_stream", "id": "mine"}, {"op": "alloc", "id": "a", "dtype": "f32", "len": 4, "stream": "mine"}]},
-      "sim": {"stream_delay_us": {"mine": 5}}})", "v.json");
+      "sim": {"stream_delay_us": {"mine": 5}}})",
+                                           "v.json");
   EXPECT_TRUE(v.ok) << v.message();
   const Scenario s = load_text(R"({"format": "tandem.scenario/1", "streams": ["s0"],
       "steps": [{"op": "borrow_stream", "id": "b"}, {"op": "borrow_stream", "id": "a"}, {"op": "borrow_stream", "id": "b"}]})",
@@ -192,15 +195,18 @@ TEST(ScenarioInterop, ABorrowStepDeclaresItsStreamNameWhereverItIs) {
 
 TEST(ScenarioInterop, ABorrowedStreamCannotTakeADeclaredStreamsName) {
   const ValidationReport v = validate_text(
-      R"({"format": "tandem.scenario/1", "streams": ["s0"], "steps": [{"op": "borrow_stream", "id": "s0"}]})", "v.json");
+      R"({"format": "tandem.scenario/1", "streams": ["s0"], "steps": [{"op": "borrow_stream", "id": "s0"}]})",
+      "v.json");
   ASSERT_EQ(v.errors.size(), 1U) << v.message();
   EXPECT_EQ(v.errors[0].path, "steps[0].id");
-  EXPECT_NE(v.errors[0].message.find("stream 's0' is declared in 'streams'"), std::string::npos) << v.message();
+  EXPECT_NE(v.errors[0].message.find("stream 's0' is declared in 'streams'"), std::string::npos)
+      << v.message();
 }
 
 TEST(ScenarioInterop, AnUnknownStreamListsTheBorrowedStreamsApart) {
   const ValidationReport v = validate_text(R"({"format": "tandem.scenario/1", "streams": ["s0"],
-      "steps": [{"op": "borrow_stream", "id": "lib"}, {"op": "wait", "stream": "lbi"}]})", "v.json");
+      "steps": [{"op": "borrow_stream", "id": "lib"}, {"op": "wait", "stream": "lbi"}]})",
+                                           "v.json");
   ASSERT_EQ(v.errors.size(), 1U) << v.message();
   EXPECT_EQ(v.errors[0].path, "steps[1].stream");
   EXPECT_EQ(v.errors[0].message,

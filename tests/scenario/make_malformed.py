@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Regenerates tests/scenario/malformed/: one invalid scenario per case, plus a
 sidecar NAME.expect with two lines: the JSON path fragment and the message
 fragment that the loader's error must contain (ScenarioLoader.MalformedCorpus).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // planted_failure.hpp — scenarios of 30–60 steps with one planted failure
 // among random passing padding (tests/scenario/shrink_test.cpp shrinks them).
 //
@@ -8,11 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tandem::scenario::test {
 
@@ -81,7 +81,8 @@ class PlantedScenario {
           {"op": "slice", "id": "zs", "of": "z", "offset": 0, "len": 8},
           {"op": "to_tensor", "id": "zt", "from": "z", "shape": [4, 4]}])");
       case Plant::conflict:
-        return ojson::parse(R"([{"op": "alloc", "id": "c", "dtype": "f32", "len": 1024, "init": "zero", "stream": "s0"},
+        return ojson::parse(
+            R"([{"op": "alloc", "id": "c", "dtype": "f32", "len": 1024, "init": "zero", "stream": "s0"},
           {"op": "loop", "count": 1, "steps": [
             {"op": "launch", "id": "k", "model": "simt", "kernel": "spin", "stream": "s0", "args": {"x": "c"},
              "scalars": {"ns": 20000000}},
@@ -107,28 +108,46 @@ class PlantedScenario {
     switch (below(5)) {
       case 0: {
         const int v = static_cast<int>(below(50));
-        return ojson::array({{{"op", "alloc"}, {"id", h}, {"dtype", "f32"}, {"len", len}, {"init", "zero"}, {"stream", s}},
-                             {{"op", "launch"}, {"model", "simt"}, {"kernel", "fill"}, {"stream", s}, {"args", {{"out", h}}},
-                              {"scalars", {{"value", v}}}},
-                             {{"op", "wait"}, {"stream", s}},
-                             {{"op", "check"}, {"what", "contents"}, {"of", h}, {"equals", {{"fill", v}}}},
-                             {{"op", "drop"}, {"id", h}}});
+        return ojson::array(
+            {{{"op", "alloc"}, {"id", h}, {"dtype", "f32"}, {"len", len}, {"init", "zero"}, {"stream", s}},
+             {{"op", "launch"},
+              {"model", "simt"},
+              {"kernel", "fill"},
+              {"stream", s},
+              {"args", {{"out", h}}},
+              {"scalars", {{"value", v}}}},
+             {{"op", "wait"}, {"stream", s}},
+             {{"op", "check"}, {"what", "contents"}, {"of", h}, {"equals", {{"fill", v}}}},
+             {{"op", "drop"}, {"id", h}}});
       }
       case 1:
-        return ojson::array({{{"op", "alloc"}, {"id", h}, {"dtype", "i32"}, {"len", len}, {"init", "iota"}, {"stream", s}},
-                             {{"op", "slice"}, {"id", h + "s"}, {"of", h}, {"offset", 0}, {"len", len / 2}},
-                             {{"op", "check"}, {"what", "views"}, {"of", h}, {"value", 2}},
-                             {{"op", "drop"}, {"id", h + "s"}},
-                             {{"op", "check"}, {"what", "unique"}, {"of", h}, {"value", true}},
-                             {{"op", "drop"}, {"id", h}}});
+        return ojson::array(
+            {{{"op", "alloc"}, {"id", h}, {"dtype", "i32"}, {"len", len}, {"init", "iota"}, {"stream", s}},
+             {{"op", "slice"}, {"id", h + "s"}, {"of", h}, {"offset", 0}, {"len", len / 2}},
+             {{"op", "check"}, {"what", "views"}, {"of", h}, {"value", 2}},
+             {{"op", "drop"}, {"id", h + "s"}},
+             {{"op", "check"}, {"what", "unique"}, {"of", h}, {"value", true}},
+             {{"op", "drop"}, {"id", h}}});
       case 2:
-        return ojson::array({{{"op", "loop"}, {"count", 1 + below(4)}, {"steps", ojson::array({
-            {{"op", "alloc"}, {"id", h}, {"dtype", "f32"}, {"len", 16}, {"init", {{"fill", 2}}}, {"stream", s}},
-            {{"op", "launch"}, {"model", "simt"}, {"kernel", "scale"}, {"stream", s}, {"args", {{"x", h}}},
-             {"scalars", {{"a", 2}}}},
-            {{"op", "wait"}, {"stream", s}},
-            {{"op", "check"}, {"what", "contents"}, {"of", h}, {"equals", {{"fill", 4}}}},
-            {{"op", "drop"}, {"id", h}}})}}});
+        return ojson::array(
+            {{{"op", "loop"},
+              {"count", 1 + below(4)},
+              {"steps",
+               ojson::array({{{"op", "alloc"},
+                              {"id", h},
+                              {"dtype", "f32"},
+                              {"len", 16},
+                              {"init", {{"fill", 2}}},
+                              {"stream", s}},
+                             {{"op", "launch"},
+                              {"model", "simt"},
+                              {"kernel", "scale"},
+                              {"stream", s},
+                              {"args", {{"x", h}}},
+                              {"scalars", {{"a", 2}}}},
+                             {{"op", "wait"}, {"stream", s}},
+                             {{"op", "check"}, {"what", "contents"}, {"of", h}, {"equals", {{"fill", 4}}}},
+                             {{"op", "drop"}, {"id", h}}})}}});
       case 3:
         return ojson::array({{{"op", "sleep"}, {"us", 1 + below(20)}}});
       default:

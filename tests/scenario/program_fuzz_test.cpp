@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random scenario programs on the simulated device: interleaved SIMT and Tile
 // launches, slices, tensor conversions, copies, transfers, graphs, drops and
 // waits over three streams with random device delays, under the order
@@ -89,7 +90,8 @@ void run_programs(const std::string& kind, int count, Make make) {
     o.file_text = text;
     o.backend = kBackend;
     const RunResult r = run(load_text(text, "program-fuzz.json"), o);
-    if (r.outcome == Outcome::unavailable) GTEST_SKIP() << "backend or device not available: " << r.report["errors"].dump();
+    if (r.outcome == Outcome::unavailable)
+      GTEST_SKIP() << "backend or device not available: " << r.report["errors"].dump();
     if (r.outcome != Outcome::pass) {
       ++failed;
       json bad = json::array();
@@ -98,17 +100,20 @@ void run_programs(const std::string& kind, int count, Make make) {
       }
       ADD_FAILURE() << kind << " program " << seed << " ended " << outcome_name(r.outcome)
                     << " (scenario: " << keep(program, kind, seed) << ")\nfailed checks: " << bad.dump()
-                    << "\nerrors: " << r.report["errors"].dump() << "\nviolations: " << r.report["violations"].dump();
+                    << "\nerrors: " << r.report["errors"].dump()
+                    << "\nviolations: " << r.report["violations"].dump();
     }
   }
 }
 
 TEST(ProgramFuzz, EveryValidRandomProgramPassesWithShadowContentsAndNoLeak) {
-  run_programs("serial", static_cast<int>(60 * fuzz_scale()), [](ProgramGenerator& g) { return g.make(steps(60)); });
+  run_programs("serial", static_cast<int>(60 * fuzz_scale()),
+               [](ProgramGenerator& g) { return g.make(steps(60)); });
 }
 
 TEST(ProgramFuzz, EveryRandomRejectPolicyProgramRejectsOnlyItsOneRealConflict) {
-  run_programs("reject", static_cast<int>(30 * fuzz_scale()), [](ProgramGenerator& g) { return g.make_reject(steps(60)); });
+  run_programs("reject", static_cast<int>(30 * fuzz_scale()),
+               [](ProgramGenerator& g) { return g.make_reject(steps(60)); });
 }
 
 TEST(ProgramFuzz, AnUnknownCompletionQuarantinesExactlyTheAllocationsOfItsLaunch) {
@@ -122,7 +127,8 @@ TEST(ProgramFuzz, AnUnknownCompletionQuarantinesExactlyTheAllocationsOfItsLaunch
 
 TEST(ProgramFuzz, AFailedAllocationLeavesNothingBehindAndTheProgramRunsOn) {
   if (kBackend != BackendKind::sim) GTEST_SKIP() << "injected faults exist on the simulated device only";
-  run_programs("oom", static_cast<int>(30 * fuzz_scale()), [](ProgramGenerator& g) { return g.make_oom(steps(60)); });
+  run_programs("oom", static_cast<int>(30 * fuzz_scale()),
+               [](ProgramGenerator& g) { return g.make_oom(steps(60)); });
 }
 
 TEST(ProgramFuzz, EveryValidRandomTwoDeviceProgramPassesWithShadowContentsAndNoLeak) {

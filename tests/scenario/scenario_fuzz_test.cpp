@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bounded random-mutation test: the loader returns (ok or error) on every
 // mutated input, never crashes or hangs. TANDEM_FUZZ_SCALE multiplies the
 // number of mutations (default 1 -> 100,000 in total).
@@ -7,11 +8,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "scenario/scenario_test_util.hpp"
 #include "tandem/scenario/validation_report.hpp"
@@ -27,20 +27,30 @@ double fuzz_scale() {
   return v > 0 ? v : 1.0;
 }
 
-const char* const kTokens[] = {"{", "}", "[", "]", ",", ":", "\"", "null", "true", "false", "-1", "0",
-                               "1e999", "18446744073709551616", "-0.5", "\"op\"", "\"steps\"",
-                               "\"loop\"", "\"stream\"", "\"s0\"", "\"f32\"", "\\u0000", "\xff", "\"\""};
+const char* const kTokens[] = {
+    "{",       "}",      "[",         "]",        ",",          ":",      "\"",
+    "null",    "true",   "false",     "-1",       "0",          "1e999",  "18446744073709551616",
+    "-0.5",    "\"op\"", "\"steps\"", "\"loop\"", "\"stream\"", "\"s0\"", "\"f32\"",
+    "\\u0000", "\xff",   "\"\""};
 
 nlohmann::json random_value(std::mt19937_64& rng) {
   switch (rng() % 8) {
-    case 0: return nullptr;
-    case 1: return rng() % 2 == 0;
-    case 2: return -static_cast<std::int64_t>(rng() % 1000);
-    case 3: return rng();
-    case 4: return 1.5e300;
-    case 5: return "s" + std::to_string(rng() % 3);
-    case 6: return nlohmann::json::array({1, "x"});
-    default: return nlohmann::json::object({{"op", "sleep"}, {"us", 1}});
+    case 0:
+      return nullptr;
+    case 1:
+      return rng() % 2 == 0;
+    case 2:
+      return -static_cast<std::int64_t>(rng() % 1000);
+    case 3:
+      return rng();
+    case 4:
+      return 1.5e300;
+    case 5:
+      return "s" + std::to_string(rng() % 3);
+    case 6:
+      return nlohmann::json::array({1, "x"});
+    default:
+      return nlohmann::json::object({{"op", "sleep"}, {"us", 1}});
   }
 }
 
@@ -63,8 +73,7 @@ std::string mutate(const std::string& in, const nlohmann::json& parsed, std::mt1
   std::string s = in;
   switch (rng() % 5) {
     case 0:  // byte flips
-      for (int i = 0, n = 1 + static_cast<int>(rng() % 4); i < n && !s.empty(); ++i)
-      {
+      for (int i = 0, n = 1 + static_cast<int>(rng() % 4); i < n && !s.empty(); ++i) {
         const auto at = rng() % s.size();  // separate statements: a fixed call order on every compiler
         const auto bit = rng() % 8;
         s[at] = static_cast<char>(static_cast<unsigned char>(s[at]) ^ (1u << bit));
@@ -77,8 +86,7 @@ std::string mutate(const std::string& in, const nlohmann::json& parsed, std::mt1
       break;
     }
     case 2: {  // insert JSON tokens
-      for (int i = 0, n = 1 + static_cast<int>(rng() % 3); i < n; ++i)
-      {
+      for (int i = 0, n = 1 + static_cast<int>(rng() % 3); i < n; ++i) {
         const auto at = rng() % (s.size() + 1);
         s.insert(at, kTokens[rng() % std::size(kTokens)]);
       }
@@ -123,7 +131,8 @@ TEST(ScenarioFuzz, RandomMutationsNeverCrash) {
     if (rng() % 8 == 0) s = mutate(s, parsed[k], rng);
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = ts::validate_text(s, "fuzz.json");
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     worst_ms = std::max(worst_ms, ms);
     ASSERT_LT(ms, 2000.0) << "load took too long on mutation " << i;
     if (r.ok) {

@@ -1,11 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scenario loader: valid files load into the AST; every malformed file is
 // rejected with the expected JSON path and message.
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "scenario/scenario_test_util.hpp"
 #include "tandem/scenario/loader.hpp"
@@ -104,7 +104,8 @@ TEST(ScenarioLoader, MalformedCorpus) {
 TEST(ScenarioLoader, ReportsAllErrors) {
   const auto r = ts::validate_text(R"({"format": "tandem.scenario/1", "repeat": -1, "backend": "gpu",
     "streams": ["s0"], "steps": [{"op": "alloc", "id": "x", "dtype": "f3", "len": -1, "stream": "s1"},
-    {"op": "lanch"}], "expect": {"leaks": 1}})", "inline.json");
+    {"op": "lanch"}], "expect": {"leaks": 1}})",
+                                   "inline.json");
   ASSERT_FALSE(r.ok);
   EXPECT_EQ(r.errors.size(), 7u) << r.message();
   const std::string m = r.message();
@@ -148,7 +149,8 @@ TEST(ScenarioLoader, LoadThrowsScenarioError) {
 // loader accepts the key at the top level only, as a string, and ignores it.
 TEST(ScenarioLoader, TopLevelSchemaKeyIsAcceptedAndIgnored) {
   const auto sc = ts::load_text(R"({"$schema": "../schemas/tandem.scenario-1.schema.json",
-      "format": "tandem.scenario/1", "name": "s", "steps": [{"op": "sleep", "us": 1}]})", "s.json");
+      "format": "tandem.scenario/1", "name": "s", "steps": [{"op": "sleep", "us": 1}]})",
+                                "s.json");
   EXPECT_EQ(sc.name, "s");
   EXPECT_EQ(sc.steps.size(), 1u);
   const auto not_string = ts::validate_text(R"({"$schema": 1, "format": "tandem.scenario/1"})", "n.json");
@@ -185,18 +187,24 @@ TEST(ScenarioLoader, AllocLenMayBeAFractionOfFreeMemory) {
       {"op": "alloc", "id": "d", "dtype": "u8", "len": "half"},
       {"op": "slice", "id": "e", "of": "a", "offset": 0, "len": {"fraction_of_free": 0.5}},
       {"op": "loop", "count": 1, "steps": [{"op": "alloc", "id": "f", "dtype": "u8", "len": {"fraction_of_free": "all"}}]}]})",
-                                  "f.json");
+                                   "f.json");
   ASSERT_FALSE(r.ok);
   const std::string m = r.message();
-  for (const char* line : {
-           "f.json: steps[0].len.fraction_of_free: expected a number in (0, 1] (a fraction of the device's free memory), found number 0\n",
-           "f.json: steps[1].len.fraction_of_fre: unknown len field 'fraction_of_fre' (did you mean 'fraction_of_free'?); expected fraction_of_free\n",
-           "f.json: steps[1].len.fraction_of_free: missing required field 'fraction_of_free' of a len object, e.g. {\"fraction_of_free\": 0.6}\n",
-           "f.json: steps[2].len.x: unknown len field 'x'; expected fraction_of_free\n",
-           "f.json: steps[2].len.fraction_of_free: expected a number in (0, 1] (a fraction of the device's free memory), found number 1.0000001\n",
-           "f.json: steps[3].len: expected an integer in [0, 1099511627776], found string \"half\"\n",
-           "f.json: steps[4].len: expected an integer in [0, 1099511627776] (the {\"fraction_of_free\": f} form is for alloc only), found an object\n",
-           "f.json: steps[5].steps[0].len.fraction_of_free: expected a number in (0, 1] (a fraction of the device's free memory), found string \"all\"\n"})
+  for (const char* line :
+       {"f.json: steps[0].len.fraction_of_free: expected a number in (0, 1] (a fraction of the device's free "
+        "memory), found number 0\n",
+        "f.json: steps[1].len.fraction_of_fre: unknown len field 'fraction_of_fre' (did you mean "
+        "'fraction_of_free'?); expected fraction_of_free\n",
+        "f.json: steps[1].len.fraction_of_free: missing required field 'fraction_of_free' of a len object, "
+        "e.g. {\"fraction_of_free\": 0.6}\n",
+        "f.json: steps[2].len.x: unknown len field 'x'; expected fraction_of_free\n",
+        "f.json: steps[2].len.fraction_of_free: expected a number in (0, 1] (a fraction of the device's free "
+        "memory), found number 1.0000001\n",
+        "f.json: steps[3].len: expected an integer in [0, 1099511627776], found string \"half\"\n",
+        "f.json: steps[4].len: expected an integer in [0, 1099511627776] (the {\"fraction_of_free\": f} form "
+        "is for alloc only), found an object\n",
+        "f.json: steps[5].steps[0].len.fraction_of_free: expected a number in (0, 1] (a fraction of the "
+        "device's free memory), found string \"all\"\n"})
     EXPECT_NE(m.find(line), std::string::npos) << line << "\n" << m;
   EXPECT_EQ(r.errors.size(), 8u) << m;
 }
@@ -217,8 +225,10 @@ TEST(ScenarioLoader, StreamsMayNameTheirDeviceAndPlainNamesKeepTheScenarioDevice
   ASSERT_TRUE(sc.steps.at(1).device.has_value());
   EXPECT_EQ(*sc.steps.at(1).device, 1u);
   // A plain name follows the top-level `device`.
-  const auto one = ts::load_text(R"({"format": "tandem.scenario/1", "device": 3, "streams": ["a", {"name": "b", "device": 0}],
-      "steps": [{"op": "peer_access", "devices": [3, 5]}]})", "x.json");
+  const auto one = ts::load_text(
+      R"({"format": "tandem.scenario/1", "device": 3, "streams": ["a", {"name": "b", "device": 0}],
+      "steps": [{"op": "peer_access", "devices": [3, 5]}]})",
+      "x.json");
   EXPECT_EQ(one.stream_devices.at("a"), 3u);
   EXPECT_EQ(one.stream_devices.at("b"), 0u);
   EXPECT_EQ(one.devices, (std::set<std::uint32_t>{0, 3, 5}));
@@ -245,7 +255,8 @@ TEST(ScenarioOpTable, TheLoaderAcceptsExactlyTheTablesOpsAndFields) {
       expected += ", " + f["name"].get<std::string>();
       if (!f["required"].get<bool>()) continue;
       ++required;
-      const std::string want = "missing required field '" + f["name"].get<std::string>() + "' for op '" + name + "'";
+      const std::string want =
+          "missing required field '" + f["name"].get<std::string>() + "' for op '" + name + "'";
       bool found = false;
       for (const auto& d : v.errors) found = found || d.message == want;
       EXPECT_TRUE(found) << want << "\n" << v.message();
@@ -261,7 +272,8 @@ TEST(ScenarioOpTable, AnUnknownOpListsEveryRowOfTheTable) {
       ts::validate_text(R"({"format": "tandem.scenario/1", "steps": [{"op": "qqqqqqqq"}]})", "t.json");
   ASSERT_EQ(v.errors.size(), 1U);
   std::string names;
-  for (const auto& op : ts::op_list_json()) names += (names.empty() ? "" : ", ") + op["op"].get<std::string>();
+  for (const auto& op : ts::op_list_json())
+    names += (names.empty() ? "" : ", ") + op["op"].get<std::string>();
   EXPECT_EQ(v.errors[0].message, "unknown op 'qqqqqqqq'; expected one of " + names);
 }
 

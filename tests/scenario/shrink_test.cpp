@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shrink() on the simulated device: scenarios of 30–60 steps with one
 // planted failure (planted_failure.hpp: padding groups, loops and threads
 // around it, from a seed) shrink to at most 10 steps that fail the same
@@ -6,6 +7,8 @@
 // wrong shrinks too. Each case prints its sizes, runs and time;
 // TANDEM_SHRINK_DUMP=DIR writes each input there, TANDEM_SHRINK_SHOW=1
 // prints each result.
+#include "tandem/scenario/shrink.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -18,7 +21,6 @@
 #include "scenario/program_generator.hpp"
 #include "tandem/scenario/executor.hpp"
 #include "tandem/scenario/loader.hpp"
-#include "tandem/scenario/shrink.hpp"
 
 namespace tandem::scenario {
 namespace {
@@ -36,7 +38,8 @@ std::string signature_of(const std::string& text) {
 }
 
 // Shrinks `doc`, which must fail with `sig`, and checks the result.
-void shrinks_to_ten(const ojson& doc, const std::string& label, const std::string& sig, std::uint64_t seed = 0) {
+void shrinks_to_ten(const ojson& doc, const std::string& label, const std::string& sig,
+                    std::uint64_t seed = 0) {
   const std::string text = doc.dump(2);
   const std::size_t before = count_steps(doc);
   if (const char* dir = std::getenv("TANDEM_SHRINK_DUMP")) {
@@ -58,8 +61,9 @@ void shrinks_to_ten(const ojson& doc, const std::string& label, const std::strin
   std::string again;
   for (int i = 0; i < 10 && again != sig; ++i) again = signature_of(r.text);
   EXPECT_EQ(again, sig) << label << ": the minimal file fails differently:\n" << r.text;
-  std::cout << "[ shrink   ] " << label << ": " << sig << ": " << before << " -> " << r.steps_after << " steps, "
-            << r.runs << " runs, " << r.invalid_candidates << " invalid skipped, " << r.seconds << " s\n";
+  std::cout << "[ shrink   ] " << label << ": " << sig << ": " << before << " -> " << r.steps_after
+            << " steps, " << r.runs << " runs, " << r.invalid_candidates << " invalid skipped, " << r.seconds
+            << " s\n";
   if (std::getenv("TANDEM_SHRINK_SHOW")) std::cout << r.text;
 }
 
@@ -77,9 +81,7 @@ TEST(Shrink, AWrongContentsCheckShrinksToItsBuffer) {
   planted(Plant::wrong_contents, "wrong-contents", "check contents (values differ)");
 }
 
-TEST(Shrink, ALeakedBufferShrinksToTheLeak) {
-  planted(Plant::leak, "leak", "check expect.live_allocations");
-}
+TEST(Shrink, ALeakedBufferShrinksToTheLeak) { planted(Plant::leak, "leak", "check expect.live_allocations"); }
 
 TEST(Shrink, AToTensorOfAnAliasedBufferShrinksToTheAlias) {
   planted(Plant::aliased, "aliased", "error aliased at to_tensor");
@@ -120,7 +122,8 @@ TEST(Shrink, APassingFileIsRefused) {
 TEST(Shrink, AnInvalidFileIsRefusedWithTheLoadersMessage) {
   ShrinkOptions o;
   o.file_label = "bad.json";
-  const ShrinkResult r = shrink(R"({"format": "tandem.scenario/1", "steps": [{"op": "alloc", "id": "a"}]})", o);
+  const ShrinkResult r =
+      shrink(R"({"format": "tandem.scenario/1", "steps": [{"op": "alloc", "id": "a"}]})", o);
   EXPECT_EQ(r.status, ShrinkStatus::invalid);
   EXPECT_NE(r.message.find("bad.json: steps[0]"), std::string::npos) << r.message;
   EXPECT_EQ(shrink("{", {}).status, ShrinkStatus::invalid);
@@ -139,11 +142,12 @@ TEST(Shrink, ARunLimitStopsEarlyWithTheSmallestFailingFileSoFar) {
 }
 
 TEST(Shrink, TheSignatureComesFromTheReportInItsOrder) {
-  ojson report = {{"status", "fail"},
-                  {"checks", ojson::array({{{"step", "steps[2]"}, {"what", "unique"}, {"ok", true}},
-                                           {{"step", "expect.violations"}, {"what", "violations"}, {"ok", false}}})},
-                  {"errors", ojson::array()},
-                  {"violations", ojson::array({{{"kind", "unordered_conflict"}, {"detail", "..."}}})}};
+  ojson report = {
+      {"status", "fail"},
+      {"checks", ojson::array({{{"step", "steps[2]"}, {"what", "unique"}, {"ok", true}},
+                               {{"step", "expect.violations"}, {"what", "violations"}, {"ok", false}}})},
+      {"errors", ojson::array()},
+      {"violations", ojson::array({{{"kind", "unordered_conflict"}, {"detail", "..."}}})}};
   EXPECT_EQ(failure_signature(report)->text(), "violation unordered_conflict");
   report["errors"].push_back({{"step", "steps[5]"}, {"op", "copy"}, {"code", "out_of_range"}});
   EXPECT_EQ(failure_signature(report)->text(), "error out_of_range at copy");

@@ -1,5 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report's sampled timeline and latency histograms (run_record.hpp,
 // timeline.hpp): bounded, evenly spaced, every sample in a bin.
+#include "timeline.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,7 +12,6 @@
 #include "tandem/latency_histogram.hpp"
 #include "tandem/scenario/executor.hpp"
 #include "tandem/scenario/loader.hpp"
-#include "timeline.hpp"
 
 namespace tandem::scenario::detail {
 namespace {
@@ -91,7 +93,8 @@ TEST(ReportTimeline, ARunReportsItsTimelineAndHistograms) {
   // The dropped buffer is held by its launch for the 50 ms delay: some sample
   // sees it in flight, and the last sees nothing live.
   std::uint64_t most_in_flight = 0;
-  for (const auto& v : tl["in_flight_bytes"]) most_in_flight = std::max(most_in_flight, v.get<std::uint64_t>());
+  for (const auto& v : tl["in_flight_bytes"])
+    most_in_flight = std::max(most_in_flight, v.get<std::uint64_t>());
   EXPECT_GE(most_in_flight, 4096U) << tl.dump();
   EXPECT_EQ(tl["live_bytes"].back().get<std::uint64_t>(), 0U);
   const auto& retire = r.report["throughput"]["retire_latency_us"];

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`tandem devices --ctest-resources` and the GPU tests' CTest resource groups
 (issue 25): the spec is CTest's format with one slot per CUDA device here,
 and with it `ctest --resource-spec-file` skips a GPU test that this machine

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`tandem run --junit FILE` (issue 25): the file parses as JUnit XML, with one
 <testcase> per scenario and repetition, and a failure carries the failed
 check with its JSON path. Usage: junit_test.py TANDEM (Python 3 stdlib only)."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Unit tests of the benchmark tooling in scripts/ (no GPU needed):
 scripts/compare on fixture files, scripts/bench_report.py on a Google
 Benchmark fixture (and the sustained-load and big-buffer targets on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run-time resolution of the CUDA driver entry points, and CUresult helpers.
 #include "cuda_api.hpp"
 
@@ -111,9 +112,9 @@ bool load_cuda_api(CudaApi& api, std::string& why) {
   // Optional: a failed lookup leaves the member null (its calls answer
   // not_supported); it does not stop the backend from loading.
   std::string optional_why;
-#define TANDEM_CUDA_RESOLVE_OPTIONAL(name, abi)                            \
+#define TANDEM_CUDA_RESOLVE_OPTIONAL(name, abi)                      \
   if (!resolve(get_proc, api, #name, abi, api.name, optional_why)) { \
-    api.name = nullptr;                                                    \
+    api.name = nullptr;                                              \
   }
   TANDEM_CUDA_OPTIONAL_ENTRY_POINTS(TANDEM_CUDA_RESOLVE_OPTIONAL)
 #undef TANDEM_CUDA_RESOLVE_OPTIONAL

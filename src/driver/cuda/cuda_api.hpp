@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuda_api.hpp — the CUDA driver entry points tandem calls, resolved at run
 // time (private to src/driver/cuda).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA driver backend: each Backend method is the driver call of the same
 // meaning, made through the run-time resolved table in cuda_api.hpp.
 //
@@ -144,7 +145,9 @@ class CudaBackend final : public Backend {
   // Deliberately no driver calls (see "Process exit" above).
   ~CudaBackend() override = default;
 
-  [[nodiscard]] std::string_view name() const noexcept override { return backend_kind_name(BackendKind::cuda); }
+  [[nodiscard]] std::string_view name() const noexcept override {
+    return backend_kind_name(BackendKind::cuda);
+  }
   [[nodiscard]] std::string driver_version() const override { return version_; }
   [[nodiscard]] std::string describe(const Result& r) const override;
 

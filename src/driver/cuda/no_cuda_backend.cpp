@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built when no CUDA Toolkit was found at configure time.
 #include "tandem/driver/backend.hpp"
 

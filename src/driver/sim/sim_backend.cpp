@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simulated device: the Backend surface on host memory and host threads.
 //
 // This file is the facade: handle bookkeeping, argument checks and error
@@ -57,7 +58,6 @@ SimBackend::Impl::~Impl() {
     s->join();
   }
 }
-
 
 Result SimBackend::Impl::check_ordinal(const char* api, int ordinal) const {
   if (ordinal >= 0 && static_cast<std::size_t>(ordinal) < primaries.size()) {
@@ -166,15 +166,18 @@ std::string SimBackend::Impl::peer_problem(ContextHandle ctx, int device, Device
     return {};  // a dead address is the executor's use_after_free to report
   }
   base::Lock lock(mu);
-  const bool enabled = std::find(peer_enabled.begin(), peer_enabled.end(),
-                                 std::make_pair(static_cast<const void*>(ctx.raw), owner)) != peer_enabled.end();
+  const bool enabled =
+      std::find(peer_enabled.begin(), peer_enabled.end(),
+                std::make_pair(static_cast<const void*>(ctx.raw), owner)) != peer_enabled.end();
   if (!enabled) {
-    return sim::hex(ptr) + " is memory of device " + std::to_string(owner) + ", used from a context of device " +
-           std::to_string(device) + " that has not enabled peer access to it (context_enable_peer_access)";
+    return sim::hex(ptr) + " is memory of device " + std::to_string(owner) +
+           ", used from a context of device " + std::to_string(device) +
+           " that has not enabled peer access to it (context_enable_peer_access)";
   }
-  if (pooled && std::find(pool_grants.begin(), pool_grants.end(), std::make_pair(owner, device)) == pool_grants.end()) {
-    return sim::hex(ptr) + " is pool memory of device " + std::to_string(owner) + ", whose pool has not granted device " +
-           std::to_string(device) + " access (pool_grant_access)";
+  if (pooled &&
+      std::find(pool_grants.begin(), pool_grants.end(), std::make_pair(owner, device)) == pool_grants.end()) {
+    return sim::hex(ptr) + " is pool memory of device " + std::to_string(owner) +
+           ", whose pool has not granted device " + std::to_string(device) + " access (pool_grant_access)";
   }
   return {};
 }
@@ -238,7 +241,9 @@ SimBackend::SimBackend(SimConfig config) : impl_(std::make_unique<Impl>(config))
 
 SimBackend::~SimBackend() = default;
 
-std::unique_ptr<Backend> make_sim_backend(const SimConfig& config) { return std::make_unique<SimBackend>(config); }
+std::unique_ptr<Backend> make_sim_backend(const SimConfig& config) {
+  return std::make_unique<SimBackend>(config);
+}
 
 std::string SimBackend::driver_version() const { return "tandem-sim 1"; }
 

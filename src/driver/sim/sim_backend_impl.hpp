@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_backend_impl.hpp — the simulated device facade's state and helpers
 // (private to src/driver/sim), shared by the files that implement
 // SimBackend: sim_backend.cpp (devices, contexts, peers, streams, events),
@@ -6,6 +7,7 @@
 #pragma once
 
 #include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <system_error>
 #include <unordered_map>
 #include <utility>
+
 #include "sim_checker.hpp"
 #include "sim_events.hpp"
 #include "sim_executor.hpp"
@@ -20,11 +23,11 @@
 #include "sim_memory.hpp"
 #include "sim_ops.hpp"
 #include "sim_stream.hpp"
+#include "sim_text.hpp"
 #include "tandem/base/guard.hpp"
 #include "tandem/base/lock.hpp"
 #include "tandem/base/mutex.hpp"
 #include "tandem/base/thread_annotations.hpp"
-#include "sim_text.hpp"
 #include "tandem/driver/sim_backend.hpp"
 
 namespace tandem::driver {
@@ -50,7 +53,9 @@ inline thread_local LastError t_last_error;
 inline Result succeeded(const char* api) { return Result{Status::ok, 0, api}; }
 
 // A status that is not a failure (not_ready): no detail.
-inline Result reported(const char* api, Status status) { return Result{status, static_cast<int>(status), api}; }
+inline Result reported(const char* api, Status status) {
+  return Result{status, static_cast<int>(status), api};
+}
 
 enum class Cause : std::uint8_t { real, injected };
 
@@ -127,9 +132,9 @@ struct SimBackend::Impl {
   sim::Events events;
   sim::HostClock host_clock;  // what the host has observed complete
   sim::Executor executor{memory, checker, events, host_clock};
-  sim::Countdown launch_faults;  // fail_nth_launch
+  sim::Countdown launch_faults;               // fail_nth_launch
   std::atomic<std::uint64_t> next_launch{1};  // LaunchWork::id
-  sim::Countdown copy_faults;    // fail_nth_copy
+  sim::Countdown copy_faults;                 // fail_nth_copy
 
   // Handle registry. Handles are pointers to these objects; the maps decide
   // whether a handle is live.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simulated device facade (sim_backend.cpp): kernel launches, graphs
 // (capture and replay) and the simulation controls tests use.
 #include "sim_backend_impl.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simulated device facade (sim_backend.cpp): pools, allocations and
 // transfers.
 #include "sim_backend_impl.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim_checker.hpp"
 
 #include <utility>
@@ -50,10 +51,11 @@ Found classify_race(const OpLabel& op, const Access& mine, const Race& r, bool s
   const std::string then = *r.earlier.who + ", which " + past_verb(r) + " " + byte_range(r.lo, r.hi - r.lo);
   std::string outcome;
   if (skipped) {
-    outcome = op.is_free ? "; the block was released without poisoning" : "; " + op.what + " was not performed";
+    outcome =
+        op.is_free ? "; the block was released without poisoning" : "; " + op.what + " was not performed";
   }
-  const std::string detail =
-      now + "; unordered with " + then + " (no stream order, event wait or host synchronization between them)";
+  const std::string detail = now + "; unordered with " + then +
+                             " (no stream order, event wait or host synchronization between them)";
   if (op.is_free || r.earlier.is_free) {
     return {Violation::Kind::use_after_free, detail + " (a free not ordered after the other use)" + outcome};
   }

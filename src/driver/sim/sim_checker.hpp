@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_checker.hpp — the simulated device's violation detector (private to
 // src/driver/sim).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_clock.hpp — vector clocks of the simulated device (private to
 // src/driver/sim): what each stream, and the host, has seen happen.
 //

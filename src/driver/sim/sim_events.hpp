@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_events.hpp — events of the simulated device (private to src/driver/sim).
 //
 // Each event_record makes a new Record: a marker that the recording stream's
@@ -57,15 +58,16 @@ struct StreamFaults {
 // What a query found, for the caller's message.
 struct EventState {
   Status status = Status::ok;
-  std::uint64_t stream = 0;  // the stream of the record queried
-  bool inherited = false;    // completion_unknown because of an earlier event
+  std::uint64_t stream = 0;                 // the stream of the record queried
+  bool inherited = false;                   // completion_unknown because of an earlier event
   std::shared_ptr<const Record> completed;  // the record, when it has completed
 };
 
 class Events {
  public:
   // A new record of `event` on `stream`, now `event`'s latest.
-  std::shared_ptr<Record> record(Event& event, std::uint64_t stream, StreamFaults& faults) TANDEM_EXCLUDES(mu_);
+  std::shared_ptr<Record> record(Event& event, std::uint64_t stream, StreamFaults& faults)
+      TANDEM_EXCLUDES(mu_);
   std::shared_ptr<Record> latest(const Event& event) const TANDEM_EXCLUDES(mu_);
   void arm(StreamFaults& faults) TANDEM_EXCLUDES(mu_);
 

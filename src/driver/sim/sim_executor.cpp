@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim_executor.hpp"
 
 #include <cstring>
@@ -158,7 +159,8 @@ void Executor::perform(const OpLabel& label, Work& work, std::vector<Pin>& pins)
                    LaunchFrame frame(checker_,
                                      "launch #" + std::to_string(w.id) + " '" + w.symbol->name + "' on " +
                                          stream_name(label.stream),
-                                     w.accesses, std::span<const Pin>(pins.data(), declared), std::move(addresses));
+                                     w.accesses, std::span<const Pin>(pins.data(), declared),
+                                     std::move(addresses));
                    const HostAccessScope scope(&frame);
                    w.symbol->host(params.data(), w.dims);
                  },

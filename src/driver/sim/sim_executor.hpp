@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_executor.hpp — runs one operation on a stream worker (private to
 // src/driver/sim): registers its accesses with the checker, translates device
 // addresses to host bytes, does the work, and stays active for the stream

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_faults.hpp — a one-shot countdown for the simulated device's injected
 // failures (fail_nth_launch, fail_nth_copy): armed with n, the n-th take()
 // from then on returns true, once; 0 disarms.

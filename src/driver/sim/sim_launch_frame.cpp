@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim_launch_frame.hpp"
 
 #include <utility>
@@ -78,7 +79,8 @@ std::string LaunchFrame::explain(int param, const std::byte* p, std::size_t byte
   } else {
     declared = "outside every declared range:";
     for (const Window& w : windows_) {
-      declared += " " + std::string(access_mode_name(w.declared.mode)) + " " + byte_range(w.declared.ptr, w.declared.bytes);
+      declared += " " + std::string(access_mode_name(w.declared.mode)) + " " +
+                  byte_range(w.declared.ptr, w.declared.bytes);
     }
     if (windows_.empty()) {
       declared += " none";

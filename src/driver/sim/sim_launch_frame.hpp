@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_launch_frame.hpp — the bounds check of one kernel launch on the
 // simulated device (private to src/driver/sim): the HostAccessFrame that the
 // kernel's host reference asks before touching memory (see
@@ -39,7 +40,8 @@ class LaunchFrame final : public HostAccessFrame {
     HostWindow host;
     Access declared;
   };
-  std::string explain(int param, const std::byte* p, std::size_t bytes, bool write, const Window* read_only) const;
+  std::string explain(int param, const std::byte* p, std::size_t bytes, bool write,
+                      const Window* read_only) const;
 
   Checker& checker_;
   std::string who_;

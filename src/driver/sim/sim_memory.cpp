@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim_memory.hpp"
 
 #include <algorithm>
@@ -137,11 +138,12 @@ Status Memory::allocate(const AllocRequest& request, DevicePtr& out, Refusal& re
   {
     base::Lock lock(mu_);
     if (const Status injected = take_injected_failure(); injected != Status::ok) {
-      refusal = Refusal{"asked " + std::to_string(request.bytes) + " bytes on device " +
-                            std::to_string(request.device) + ": failed on purpose by " +
-                            (injected == Status::out_of_memory ? "fail_nth_alloc"
-                                                               : "fail_nth_alloc_with_driver_error (a driver error)"),
-                        true};
+      refusal = Refusal{
+          "asked " + std::to_string(request.bytes) + " bytes on device " + std::to_string(request.device) +
+              ": failed on purpose by " +
+              (injected == Status::out_of_memory ? "fail_nth_alloc"
+                                                 : "fail_nth_alloc_with_driver_error (a driver error)"),
+          true};
       return injected;
     }
     if (std::string why = shortage(request); !why.empty()) {

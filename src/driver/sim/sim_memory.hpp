@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_memory.hpp — the simulated device memory (private to src/driver/sim).
 //
 // Device addresses are virtual: bump-allocated from one process-wide counter
@@ -112,7 +113,8 @@ class Memory {
   std::optional<Block> release(DevicePtr ptr) TANDEM_EXCLUDES(mu_);
 
   // [ptr, ptr + bytes) must lie inside one live block (bytes > 0).
-  std::optional<Pin> pin_range(DevicePtr ptr, std::uint64_t bytes, std::string& why) const TANDEM_EXCLUDES(mu_);
+  std::optional<Pin> pin_range(DevicePtr ptr, std::uint64_t bytes, std::string& why) const
+      TANDEM_EXCLUDES(mu_);
   // A kernel's pointer argument: inside a live block or one past its end.
   std::optional<Pin> pin_pointer(DevicePtr ptr, std::string& why) const TANDEM_EXCLUDES(mu_);
 

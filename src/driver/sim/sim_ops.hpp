@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_ops.hpp — the operations a simulated stream runs (private to
 // src/driver/sim).
 //

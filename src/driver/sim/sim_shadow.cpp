@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim_shadow.hpp"
 
 #include <algorithm>
@@ -78,7 +79,8 @@ void Shadow::merge_around(DevicePtr lo, DevicePtr hi) {
   }
 }
 
-void Shadow::check(const Segment& seg, DevicePtr lo, const VectorClock& now, bool write, std::vector<Race>& races) {
+void Shadow::check(const Segment& seg, DevicePtr lo, const VectorClock& now, bool write,
+                   std::vector<Race>& races) {
   if (seg.write && !now.covers(seg.write->epoch)) {
     add_race(races, *seg.write, true, lo, seg.hi);
   }
@@ -92,8 +94,8 @@ void Shadow::check(const Segment& seg, DevicePtr lo, const VectorClock& now, boo
   }
 }
 
-void Shadow::access(const PastAccess& me, const VectorClock& now, DevicePtr ptr, std::uint64_t bytes, bool write,
-                    std::vector<Race>& races) {
+void Shadow::access(const PastAccess& me, const VectorClock& now, DevicePtr ptr, std::uint64_t bytes,
+                    bool write, std::vector<Race>& races) {
   if (bytes == 0) {
     return;
   }
@@ -116,8 +118,7 @@ void Shadow::access(const PastAccess& me, const VectorClock& now, DevicePtr ptr,
   merge_around(lo, hi);
 }
 
-void Shadow::free(const VectorClock& now, DevicePtr base, std::uint64_t bytes,
-                  std::vector<Race>& races) {
+void Shadow::free(const VectorClock& now, DevicePtr base, std::uint64_t bytes, std::vector<Race>& races) {
   const DevicePtr hi = base + bytes;
   split_at(base);
   split_at(hi);

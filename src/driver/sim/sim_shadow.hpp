@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_shadow.hpp — the happens-before race check's memory of past accesses
 // (private to src/driver/sim; Checker holds it under its lock).
 //
@@ -46,11 +47,10 @@ class Shadow {
  public:
   // Checks [ptr, ptr + bytes) against the history and records this access.
   // `now` is the accessing operation's clock (it covers `me.epoch`).
-  void access(const PastAccess& me, const VectorClock& now, DevicePtr ptr, std::uint64_t bytes,
-              bool write, std::vector<Race>& races);
+  void access(const PastAccess& me, const VectorClock& now, DevicePtr ptr, std::uint64_t bytes, bool write,
+              std::vector<Race>& races);
   // Checks a free of [base, base + bytes) as a write, then forgets the range.
-  void free(const VectorClock& now, DevicePtr base, std::uint64_t bytes,
-            std::vector<Race>& races);
+  void free(const VectorClock& now, DevicePtr base, std::uint64_t bytes, std::vector<Race>& races);
   [[nodiscard]] std::size_t segments() const noexcept { return segments_.size(); }
 
  private:

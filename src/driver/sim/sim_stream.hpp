@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_stream.hpp — one simulated stream (private to src/driver/sim): an
 // in-order queue of operations run by its own worker thread, so submitted
 // work completes later, on another thread, concurrently with other streams.
@@ -94,7 +95,7 @@ class Stream {
   // (set under mu_), so under mu_ with the stream idle anyone may read it.
   VectorClock clock_;
   ClockSnapshot host_joined_;  // the worker's own: the host clock last joined
-  std::thread worker_;  // started and joined by the owner; never touched by the worker
+  std::thread worker_;         // started and joined by the owner; never touched by the worker
 };
 
 }  // namespace tandem::driver::sim

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sim_text.hpp — how the simulated device names things in messages
 // (private to src/driver/sim). One spelling for addresses, byte ranges,
 // streams and access modes, so every violation and error reads alike.

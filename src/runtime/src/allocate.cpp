@@ -1,12 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 // allocate.cpp — stream-ordered allocation, and allocation under pressure
 // (spec/runtime.md §6, "Allocation under pressure").
 #include <limits>
 #include <string>
 
 #include "allocation_state.hpp"
-#include "record_hook.hpp"
 #include "context_state.hpp"
 #include "deadline.hpp"
+#include "record_hook.hpp"
 #include "retire_profile.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
@@ -117,9 +118,10 @@ driver::Result place_under_pressure(detail::StreamState& s, std::uint64_t bytes,
             " ms for work in flight; context " + std::to_string(ctx.id) + " holds " +
             std::to_string(st.live_allocations) + " live allocations (" + std::to_string(st.live_bytes) +
             " bytes), of which " + std::to_string(st.awaiting_release_bytes) +
-            " bytes are dropped and held by work in flight and " + std::to_string(st.released_unproven_bytes) +
-            " bytes are released but not yet proven freed; " + std::to_string(st.quarantined_bytes) +
-            " bytes are quarantined; " + std::to_string(st.pending_submissions) + " submissions in flight";
+            " bytes are dropped and held by work in flight and " +
+            std::to_string(st.released_unproven_bytes) + " bytes are released but not yet proven freed; " +
+            std::to_string(st.quarantined_bytes) + " bytes are quarantined; " +
+            std::to_string(st.pending_submissions) + " submissions in flight";
   }
   ctx.fail(r, r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver, what);
 }
@@ -175,7 +177,14 @@ View allocate_unrecorded(StreamRef stream, DType dtype, std::uint64_t count) {
 View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
   View v = allocate_unrecorded(stream, dtype, count);
   if (Recorder* r = detail::active_recorder()) [[unlikely]] {
-    r->on_view_derived(ViewOrigin::allocate, nullptr, v, [&] { DeriveArgs a; a.len = count; return a; }(), &stream);
+    r->on_view_derived(
+        ViewOrigin::allocate, nullptr, v,
+        [&] {
+          DeriveArgs a;
+          a.len = count;
+          return a;
+        }(),
+        &stream);
   }
   return v;
 }

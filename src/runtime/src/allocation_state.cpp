@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "allocation_state.hpp"
 
 #include <exception>
@@ -6,11 +7,11 @@
 #include "context_state.hpp"
 #include "ids.hpp"
 #include "retirement.hpp"
-#include "submission.hpp"
-#include "tuning.hpp"
 #include "stream_state.hpp"
+#include "submission.hpp"
 #include "tandem/detail/trace.hpp"
 #include "tandem/errors.hpp"
+#include "tuning.hpp"
 
 namespace tandem::detail {
 
@@ -34,8 +35,15 @@ std::uint64_t next_id(IdKind kind) noexcept {
 AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::DevicePtr base_,
                                  std::uint64_t bytes_, Origin origin_, std::function<void()> owner,
                                  StreamAnchor* birth_, std::uint64_t birth_seq_)
-    : id(id_), ctx(&ctx_), birth(birth_), origin(origin_), base(base_), bytes(bytes_), birth_seq(birth_seq_),
-      counts_(kView), owner_(std::move(owner)) {
+    : id(id_),
+      ctx(&ctx_),
+      birth(birth_),
+      origin(origin_),
+      base(base_),
+      bytes(bytes_),
+      birth_seq(birth_seq_),
+      counts_(kView),
+      owner_(std::move(owner)) {
   ctx_.add_ref();
   if (birth) birth->add_ref();
   if (origin == Origin::foreign) ctx_.foreign_unreleased.fetch_add(1, std::memory_order_relaxed);
@@ -44,11 +52,10 @@ AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::
   ctx_.allocations_total.fetch_add(1, std::memory_order_release);
 }
 
-AllocationState* AllocationState::create(ContextState& ctx, driver::DevicePtr base,
-                                         std::uint64_t bytes, Origin origin,
-                                         std::function<void()> owner) {
-  return new AllocationState(next_id(IdKind::allocation), ctx, base, bytes, origin,
-                             std::move(owner), nullptr, 0);
+AllocationState* AllocationState::create(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
+                                         Origin origin, std::function<void()> owner) {
+  return new AllocationState(next_id(IdKind::allocation), ctx, base, bytes, origin, std::move(owner), nullptr,
+                             0);
 }
 
 AllocationState* AllocationState::create_born(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
@@ -57,8 +64,7 @@ AllocationState* AllocationState::create_born(ContextState& ctx, driver::DeviceP
                              birth_seq);
 }
 
-void AllocationState::add(std::uint64_t unit, std::uint64_t field_max, int shift,
-                          const char* what) {
+void AllocationState::add(std::uint64_t unit, std::uint64_t field_max, int shift, const char* what) {
   const std::uint64_t before = counts_.fetch_add(unit, std::memory_order_relaxed);
   if (((before >> shift) & field_max) == field_max) {
     counts_.fetch_sub(unit, std::memory_order_relaxed);
@@ -128,7 +134,7 @@ bool AllocationState::move_release(Release from, Release to) noexcept {
 void AllocationState::release_in_stream_order() noexcept {
   counts_.fetch_add(kLease - kView, std::memory_order_acq_rel);
   (void)move_release(Release::none, Release::awaiting);
-  if (base::mutant(base::Mutant::release_unordered)) {  // freed now, on the free stream, unordered
+  if (base::mutant(base::Mutant::release_unordered)) {         // freed now, on the free stream, unordered
     (void)move_release(Release::awaiting, Release::released);  // last_use_gone frees no more
     ctx->free_memory(base, nullptr, 0, false);
     drop(kLease);

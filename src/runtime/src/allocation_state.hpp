@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // allocation_state.hpp — one device byte range, its identity, its counters
 // and its lease tracker (spec/runtime.md §2, §4, §5).
 //
@@ -84,7 +85,8 @@ class AllocationState {
 
   [[nodiscard]] bool is_unique() const noexcept {
     const std::uint64_t w = counts_.load(std::memory_order_acquire);
-    if (base::mutant(base::Mutant::lease_counted_as_view)) return views_of(w) + (w >> 40) == 1 && graphs_of(w) == 0;
+    if (base::mutant(base::Mutant::lease_counted_as_view))
+      return views_of(w) + (w >> 40) == 1 && graphs_of(w) == 0;
     if (base::mutant(base::Mutant::graph_refs_ignored)) return views_of(w) == 1;
     return views_of(w) == 1 && graphs_of(w) == 0;
   }
@@ -115,9 +117,7 @@ class AllocationState {
   void finish_device_release(bool executed) noexcept;
 
   [[nodiscard]] bool freed() const noexcept { return freed_.load(std::memory_order_acquire); }
-  [[nodiscard]] bool quarantined() const noexcept {
-    return quarantined_.load(std::memory_order_acquire);
-  }
+  [[nodiscard]] bool quarantined() const noexcept { return quarantined_.load(std::memory_order_acquire); }
   [[nodiscard]] bool owner_released() const noexcept {
     return owner_released_.load(std::memory_order_acquire);
   }
@@ -162,8 +162,7 @@ class AllocationState {
   std::uint64_t load() const noexcept { return counts_.load(std::memory_order_acquire); }
   void add(std::uint64_t unit, std::uint64_t field_max, int shift, const char* what);
   void drop(std::uint64_t amount) noexcept {
-    TANDEM_TRACE("drop alloc %lu: %lu views %lu graphs %lu leases", id,
-                 views_of(amount), graphs_of(amount),
+    TANDEM_TRACE("drop alloc %lu: %lu views %lu graphs %lu leases", id, views_of(amount), graphs_of(amount),
                  (amount >> 40));
     if (counts_.fetch_sub(amount, std::memory_order_acq_rel) == amount) last_use_gone();
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/context.hpp"
 
 #include <algorithm>
@@ -25,16 +26,17 @@ MultiStreamRelease resolve_multi_stream_release(const ContextOptions& options) {
   const char* v = std::getenv("TANDEM_MULTI_STREAM_RELEASE");
   if (v == nullptr) return MultiStreamRelease::host_proven;
   if (const std::optional<MultiStreamRelease> m = parse_multi_stream_release(v)) return *m;
-  throw Error(ErrorCode::unsupported, std::string("TANDEM_MULTI_STREAM_RELEASE='") + v +
-                                          "': expected 'host_proven' or 'release_stream' (or unset: host_proven)");
+  throw Error(ErrorCode::unsupported,
+              std::string("TANDEM_MULTI_STREAM_RELEASE='") + v +
+                  "': expected 'host_proven' or 'release_stream' (or unset: host_proven)");
 }
 
 Context make(const Device& device, driver::ContextHandle borrowed, std::shared_ptr<void> keep_alive,
              const ContextOptions& options) {
   const MultiStreamRelease release = resolve_multi_stream_release(options);
-  Context c(detail::Ref<detail::ContextState>::adopt(detail::ContextState::create(
-      *device.platform().state(), device.ordinal(), borrowed, std::move(keep_alive),
-      options.conflict_policy)));
+  Context c(detail::Ref<detail::ContextState>::adopt(
+      detail::ContextState::create(*device.platform().state(), device.ordinal(), borrowed,
+                                   std::move(keep_alive), options.conflict_policy)));
   // Before the context is shared: no submission can exist yet.
   if (options.measure_retirement_latency) c.state()->retire_latency = std::make_unique<LatencyHistogram>();
   c.state()->share_events = options.share_completion_events;
@@ -49,14 +51,15 @@ Context Context::create(const Device& device, const ContextOptions& options) {
   return make(device, {}, {}, options);
 }
 
-Context Context::borrow(const Device& device, driver::ContextHandle handle,
-                        std::shared_ptr<void> keep_alive, const ContextOptions& options) {
+Context Context::borrow(const Device& device, driver::ContextHandle handle, std::shared_ptr<void> keep_alive,
+                        const ContextOptions& options) {
   if (!handle) throw Error(ErrorCode::invalid_handle, "borrowing a null context handle");
   int ordinal = -1;
   const driver::Result r = device.platform().backend().context_device(handle, ordinal);
   if (!r.ok() || ordinal != device.ordinal()) {
     throw Error(ErrorCode::device_mismatch, "borrowing a context of device " + std::to_string(ordinal) +
-                                                " as a context of device " + std::to_string(device.ordinal()));
+                                                " as a context of device " +
+                                                std::to_string(device.ordinal()));
   }
   return make(device, handle, std::move(keep_alive), options);
 }
@@ -113,12 +116,13 @@ void Context::enable_peer_access(const Context& peer) const {
   detail::ContextState& b = *peer.s_;
   const std::string pair = context_text(a) + " and " + context_text(b);
   if (a.platform != b.platform) {
-    throw Error(ErrorCode::device_mismatch, "peer access between " + pair + ": they belong to different platforms");
+    throw Error(ErrorCode::device_mismatch,
+                "peer access between " + pair + ": they belong to different platforms");
   }
   if (a.ordinal == b.ordinal) {
-    throw Error(ErrorCode::device_mismatch,
-                "peer access between " + pair + ": both are on device " + std::to_string(a.ordinal) +
-                    " (peer access is between two devices)");
+    throw Error(ErrorCode::device_mismatch, "peer access between " + pair + ": both are on device " +
+                                                std::to_string(a.ordinal) +
+                                                " (peer access is between two devices)");
   }
   if (a.has_peer(b.id)) return;
   driver::Backend& drv = a.backend();
@@ -159,7 +163,8 @@ void Context::enable_peer_access(const Context& peer) const {
 bool Context::peer_access_enabled(const Context& peer) const { return s_->has_peer(peer.s_->id); }
 
 bool Context::wait_for_retirement(std::chrono::nanoseconds timeout) const {
-  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_wait_retirement();
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_wait_retirement();
   return detail::Retirement::instance().wait_settled(s_.get(), nullptr, detail::deadline_after(timeout));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "context_state.hpp"
 
 #include <algorithm>
@@ -33,23 +34,29 @@ std::uint64_t ShardedCounter::sum() const noexcept {
 
 ContextState::ContextState(PlatformState& platform_, int ordinal_, std::uint64_t id_, bool owned_,
                            ConflictPolicy policy_, driver::ContextHandle handle_)
-    : backend_(platform_.backend.get()), functions_(new std::atomic<void*>[kFunctionSlots]), handle(handle_),
-      policy(policy_), backend_reads_accesses(backend_->reads_declared_accesses()), platform(&platform_),
-      id(id_), ordinal(ordinal_), owned(owned_) {
+    : backend_(platform_.backend.get()),
+      functions_(new std::atomic<void*>[kFunctionSlots]),
+      handle(handle_),
+      policy(policy_),
+      backend_reads_accesses(backend_->reads_declared_accesses()),
+      platform(&platform_),
+      id(id_),
+      ordinal(ordinal_),
+      owned(owned_) {
   platform_.add_ref();
   for (std::size_t i = 0; i < kFunctionSlots; ++i) functions_[i].store(nullptr);
 }
 
-ContextState* ContextState::create(PlatformState& platform, int ordinal,
-                                   driver::ContextHandle borrowed, std::shared_ptr<void> keep_alive,
-                                   ConflictPolicy policy) {
+ContextState* ContextState::create(PlatformState& platform, int ordinal, driver::ContextHandle borrowed,
+                                   std::shared_ptr<void> keep_alive, ConflictPolicy policy) {
   driver::Backend& b = *platform.backend;
   const bool owned = !borrowed;
   driver::ContextHandle handle = borrowed;
   const std::string where = " for device " + std::to_string(ordinal);
   if (owned) {
     const driver::Result r = b.primary_context_retain(ordinal, handle);
-    if (!r.ok()) throw Error(ErrorCode::driver, "retaining the primary context" + where + ": " + b.describe(r));
+    if (!r.ok())
+      throw Error(ErrorCode::driver, "retaining the primary context" + where + ": " + b.describe(r));
   }
   auto* c = new ContextState(platform, ordinal, next_id(IdKind::context), owned, policy, handle);
   c->keep_alive = std::move(keep_alive);
@@ -152,7 +159,8 @@ void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::
 
 StreamState* ContextState::ensure_release_stream() noexcept {
   if (StreamState* r = release_stream.load(std::memory_order_acquire)) return r;
-  if (multi_stream_release != MultiStreamRelease::release_stream || Retirement::process_is_exiting()) return nullptr;
+  if (multi_stream_release != MultiStreamRelease::release_stream || Retirement::process_is_exiting())
+    return nullptr;
   base::Guard g(release_stream_mu_);
   if (StreamState* r = release_stream.load(std::memory_order_acquire)) return r;
   driver::StreamHandle h;
@@ -236,16 +244,17 @@ bool ContextState::cover_untracked_work() noexcept {
   bool in_flight = false;
   bool queued = false;
   const NotifyRetirementIfQueued notify{queued};
-  const bool visited = each_live_stream(*this, [&](StreamState& s, StreamAnchor& a) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
-    if (!s.capture && s.untracked_seq > a.proven_seq.load(std::memory_order_acquire)) {
-      try {
-        (void)s.event_after(s.untracked_seq, queued);
-      } catch (...) {
-        // No event to be had: nothing more can be proven on this stream.
-      }
-    }
-    in_flight |= s.pending() != 0 || s.has_release_work();
-  });
+  const bool visited =
+      each_live_stream(*this, [&](StreamState& s, StreamAnchor& a) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+        if (!s.capture && s.untracked_seq > a.proven_seq.load(std::memory_order_acquire)) {
+          try {
+            (void)s.event_after(s.untracked_seq, queued);
+          } catch (...) {
+            // No event to be had: nothing more can be proven on this stream.
+          }
+        }
+        in_flight |= s.pending() != 0 || s.has_release_work();
+      });
   return in_flight || !visited;  // cannot tell: assume there is something to wait for
 }
 
@@ -253,30 +262,33 @@ void ContextState::order_free_stream_after_untracked_work() {
   bool queued = false;
   const NotifyRetirementIfQueued notify{queued};
   std::exception_ptr failure;
-  const bool visited = each_live_stream(*this, [&](StreamState& s, StreamAnchor& a) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
-    if (failure || s.untracked_seq <= a.proven_seq.load(std::memory_order_acquire)) return;
-    try {
-      const driver::EventHandle e = s.event_after(s.untracked_seq, queued);
-      if (e) check(backend().stream_wait_event(handle, free_stream, e), "ordering the runtime's frees");
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  });
+  const bool visited =
+      each_live_stream(*this, [&](StreamState& s, StreamAnchor& a) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+        if (failure || s.untracked_seq <= a.proven_seq.load(std::memory_order_acquire)) return;
+        try {
+          const driver::EventHandle e = s.event_after(s.untracked_seq, queued);
+          if (e) check(backend().stream_wait_event(handle, free_stream, e), "ordering the runtime's frees");
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      });
   if (!visited) throw std::bad_alloc();
   if (failure) std::rethrow_exception(failure);
 }
 
 void ContextState::synchronize_streams_that_freed() {
   std::exception_ptr failure;
-  const bool visited = each_live_stream(*this, [&](StreamState& s, StreamAnchor&) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
-    if (failure || !s.freed_since_trim || s.capture) return;
-    try {
-      check(backend().stream_synchronize(handle, s.handle), "waiting for the frees on stream " + std::to_string(s.id));
-      s.freed_since_trim = false;
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  });
+  const bool visited =
+      each_live_stream(*this, [&](StreamState& s, StreamAnchor&) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+        if (failure || !s.freed_since_trim || s.capture) return;
+        try {
+          check(backend().stream_synchronize(handle, s.handle),
+                "waiting for the frees on stream " + std::to_string(s.id));
+          s.freed_since_trim = false;
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      });
   if (!visited) throw std::bad_alloc();
   if (failure) std::rethrow_exception(failure);
 }

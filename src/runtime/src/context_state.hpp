@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // context_state.hpp — what a Context shares with everything made in it.
 #pragma once
 
@@ -10,11 +11,11 @@
 #include <vector>
 
 #include "platform_state.hpp"
-#include "tandem/context.hpp"
 #include "tandem/base/guard.hpp"
 #include "tandem/base/mutex.hpp"
 #include "tandem/base/spin_lock.hpp"
 #include "tandem/base/thread_annotations.hpp"
+#include "tandem/context.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/multi_stream_release.hpp"
 
@@ -119,7 +120,7 @@ struct ContextState {
   // anything written after creation (the launch path's footprint is what a
   // tracked launch adds to the driver's: bench/README.md, "cache lines").
  private:
-  driver::Backend* const backend_;  // platform->backend, one load closer
+  driver::Backend* const backend_;       // platform->backend, one load closer
   std::atomic<void*>* const functions_;  // kFunctionSlots cells, owned
 
  public:
@@ -179,8 +180,8 @@ struct ContextState {
   ShardedCounter uniqueness_checks;
 
  private:
-  ContextState(PlatformState& platform, int ordinal, std::uint64_t id, bool owned,
-               ConflictPolicy policy, driver::ContextHandle handle);
+  ContextState(PlatformState& platform, int ordinal, std::uint64_t id, bool owned, ConflictPolicy policy,
+               driver::ContextHandle handle);
   ~ContextState();
   [[gnu::cold, gnu::noinline]] void let_go_of_release_stream() noexcept;
 
@@ -197,6 +198,5 @@ struct ContextState {
   std::uint64_t shared_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
   std::uint64_t tail_markers_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
 };
-
 
 }  // namespace tandem::detail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // deadline.hpp — now + timeout without overflow.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/errors.hpp"
 
 #include <sstream>
@@ -6,17 +7,28 @@ namespace tandem {
 
 std::string_view error_code_name(ErrorCode c) noexcept {
   switch (c) {
-    case ErrorCode::aliased: return "aliased";
-    case ErrorCode::non_contiguous: return "non_contiguous";
-    case ErrorCode::conflict: return "conflict";
-    case ErrorCode::out_of_range: return "out_of_range";
-    case ErrorCode::device_mismatch: return "device_mismatch";
-    case ErrorCode::invalid_dtype: return "invalid_dtype";
-    case ErrorCode::out_of_memory: return "out_of_memory";
-    case ErrorCode::invalid_handle: return "invalid_handle";
-    case ErrorCode::driver: return "driver";
-    case ErrorCode::timeout: return "timeout";
-    case ErrorCode::unsupported: return "unsupported";
+    case ErrorCode::aliased:
+      return "aliased";
+    case ErrorCode::non_contiguous:
+      return "non_contiguous";
+    case ErrorCode::conflict:
+      return "conflict";
+    case ErrorCode::out_of_range:
+      return "out_of_range";
+    case ErrorCode::device_mismatch:
+      return "device_mismatch";
+    case ErrorCode::invalid_dtype:
+      return "invalid_dtype";
+    case ErrorCode::out_of_memory:
+      return "out_of_memory";
+    case ErrorCode::invalid_handle:
+      return "invalid_handle";
+    case ErrorCode::driver:
+      return "driver";
+    case ErrorCode::timeout:
+      return "timeout";
+    case ErrorCode::unsupported:
+      return "unsupported";
   }
   return "unknown";
 }
@@ -27,11 +39,11 @@ Error::Error(ErrorCode code, const std::string& message)
 namespace {
 std::string describe_conflict(std::uint64_t id, const LeaseInfo& held, const LeaseInfo& req) {
   std::ostringstream m;
-  m << "access to allocation " << id << " bytes [" << req.offset << ", " << req.offset + req.bytes
-    << ") as " << access_mode_name(req.mode) << " on stream " << req.stream_id
-    << " conflicts with the lease of submission " << held.submission_id << " on stream "
-    << held.stream_id << " holding bytes [" << held.offset << ", " << held.offset + held.bytes
-    << ") as " << access_mode_name(held.mode) << " (conflict policy: reject; nothing was submitted)";
+  m << "access to allocation " << id << " bytes [" << req.offset << ", " << req.offset + req.bytes << ") as "
+    << access_mode_name(req.mode) << " on stream " << req.stream_id
+    << " conflicts with the lease of submission " << held.submission_id << " on stream " << held.stream_id
+    << " holding bytes [" << held.offset << ", " << held.offset + held.bytes << ") as "
+    << access_mode_name(held.mode) << " (conflict policy: reject; nothing was submitted)";
   return m.str();
 }
 }  // namespace

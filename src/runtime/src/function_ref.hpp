@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // function_ref.hpp — a non-owning reference to a callable (no allocation,
 // one indirect call): how the submit path takes "the driver call to make".
 #pragma once
@@ -16,10 +17,11 @@ class FunctionRef<R(A...)> {
   // The requires-clause keeps copies and moves on the implicit members
   // (clang-tidy 14 reads only enable_if, hence the second NOLINT).
   template <class F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef>)
-  FunctionRef(F&& f) noexcept  // NOLINT(google-explicit-constructor,bugprone-forwarding-reference-overload)
-      : obj_(const_cast<void*>(static_cast<const void*>(&f))),
-        call_([](void* o, A... a) -> R { return (*static_cast<std::remove_reference_t<F>*>(o))(std::forward<A>(a)...); }) {}
+  requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef>) FunctionRef(F&& f)
+  noexcept  // NOLINT(google-explicit-constructor,bugprone-forwarding-reference-overload)
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))), call_([](void* o, A... a) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(o))(std::forward<A>(a)...);
+        }) {}
   R operator()(A... a) const { return call_(obj_, std::forward<A>(a)...); }
 
  private:

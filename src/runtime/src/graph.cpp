@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/graph.hpp"
 
 #include <string>
@@ -51,7 +52,8 @@ GraphState::~GraphState() {
 namespace {
 
 detail::StreamState& capturing_stream(StreamRef stream, const char* what) {
-  if (!stream.state()) throw Error(ErrorCode::invalid_handle, std::string(what) + " on an empty stream handle");
+  if (!stream.state())
+    throw Error(ErrorCode::invalid_handle, std::string(what) + " on an empty stream handle");
   return *stream.state();
 }
 
@@ -84,7 +86,8 @@ Graph Graph::end_capture(StreamRef stream) {
   driver::Result r;
   {
     base::Guard g(s.mu);
-    if (!s.capture) throw Error(ErrorCode::invalid_handle, "stream " + std::to_string(s.id) + " is not capturing");
+    if (!s.capture)
+      throw Error(ErrorCode::invalid_handle, "stream " + std::to_string(s.id) + " is not capturing");
     r = s.ctx->backend().capture_end(s.ctx->handle, s.handle, handle);
     build = std::move(s.capture);
     s.capturing.store(false, std::memory_order_release);
@@ -119,12 +122,15 @@ LaunchFuture Graph::replay(StreamRef stream) const {
   if (s.ctx != s_->ctx) {
     throw Error(ErrorCode::device_mismatch, "graph " + std::to_string(s_->id) + " of context " +
                                                 std::to_string(s_->ctx->id) + " replayed on stream " +
-                                                std::to_string(s.id) + " of context " + std::to_string(s.ctx->id));
+                                                std::to_string(s.id) + " of context " +
+                                                std::to_string(s.ctx->id));
   }
   std::vector<detail::AccessRequest>& accesses = s_->build.accesses;  // sorted at end_capture, never written
   driver::Backend& b = s.ctx->backend();
   const driver::GraphHandle h = s_->handle;
-  auto enqueue = [&](driver::StreamHandle stream_handle) { return b.graph_launch(s.ctx->handle, h, stream_handle); };
+  auto enqueue = [&](driver::StreamHandle stream_handle) {
+    return b.graph_launch(s.ctx->handle, h, stream_handle);
+  };
   detail::SubmitSpec spec{detail::SubmissionKind::graph_replay,
                           accesses.data(),
                           static_cast<std::uint32_t>(accesses.size()),

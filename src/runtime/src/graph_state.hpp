@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // graph_state.hpp — a captured graph and the references it holds.
 #pragma once
 
@@ -14,8 +15,8 @@ struct ContextState;
 
 // What a stream records while it captures (guarded by the stream's lock).
 struct CaptureBuild {
-  std::vector<AccessRequest> accesses;      // every access, with its mode; sorted once captured
-  std::vector<AllocationState*> referenced;  // distinct; one graph reference each
+  std::vector<AccessRequest> accesses;            // every access, with its mode; sorted once captured
+  std::vector<AllocationState*> referenced;       // distinct; one graph reference each
   std::vector<std::shared_ptr<void>> keep_alive;  // host memory captured uploads read
 
   // Adds `a`'s accesses, taking a graph reference on each new allocation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ids.hpp — process-unique identities (never reused in a process).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/launch.hpp"
 
 #include <cstring>
@@ -9,9 +10,9 @@
 #include "record_hook.hpp"
 #include "stream_state.hpp"
 #include "submit.hpp"
-#include "tandem/detail/launch_phases.hpp"
 #include "tandem/base/mutant.hpp"
 #include "tandem/base/planted_slowdown.hpp"
+#include "tandem/detail/launch_phases.hpp"
 #include "tandem/errors.hpp"
 #include "view_factory.hpp"
 
@@ -32,33 +33,37 @@ using detail::AccessRequest;
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void throw_foreign_view(const detail::StreamState& s,
-                                                             const detail::AllocationState& a, const char* what) {
+                                                               const detail::AllocationState& a,
+                                                               const char* what) {
   throw Error(ErrorCode::device_mismatch,
-              std::string(what) + " on stream " + std::to_string(s.id) + " (context " + std::to_string(s.ctx->id) +
-                  ", device " + std::to_string(s.ctx->ordinal) + ") with a view of allocation " +
-                  std::to_string(a.id) + " from context " + std::to_string(a.ctx->id) + " (device " +
-                  std::to_string(a.ctx->ordinal) + ")");
+              std::string(what) + " on stream " + std::to_string(s.id) + " (context " +
+                  std::to_string(s.ctx->id) + ", device " + std::to_string(s.ctx->ordinal) +
+                  ") with a view of allocation " + std::to_string(a.id) + " from context " +
+                  std::to_string(a.ctx->id) + " (device " + std::to_string(a.ctx->ordinal) + ")");
 }
 
 detail::StreamState& stream_of(StreamRef s) {
-  if (!s.state()) [[unlikely]] throw_empty_stream();
+  if (!s.state()) [[unlikely]]
+    throw_empty_stream();
   return *s.state();
 }
 
 void require_valid(const View* view, const char* what) {
-  if (!view || !view->valid()) [[unlikely]] throw_empty_view(what);
+  if (!view || !view->valid()) [[unlikely]]
+    throw_empty_view(what);
 }
 
 // The lease an access of `v` takes; Error(device_mismatch) if `v` belongs to
 // another context than the stream's (unless `peer_checked`: copy() has
 // already allowed a peer device's view). Returns false for an empty range.
 // Throws before any lease exists, so a rejected launch changes no tracker.
-bool request_for(const detail::StreamState& s, const View* view, driver::AccessMode mode,
-                 AccessRequest& out, const char* what, bool peer_checked = false) {
+bool request_for(const detail::StreamState& s, const View* view, driver::AccessMode mode, AccessRequest& out,
+                 const char* what, bool peer_checked = false) {
   require_valid(view, what);
   const View& v = *view;
   detail::AllocationState* a = v.allocation();
-  if (a->ctx != s.ctx && !peer_checked) [[unlikely]] throw_foreign_view(s, *a, what);
+  if (a->ctx != s.ctx && !peer_checked) [[unlikely]]
+    throw_foreign_view(s, *a, what);
   const std::uint64_t bytes = v.extent_bytes();
   if (bytes == 0) return false;
   out = AccessRequest{a, v.byte_offset(), bytes, mode};
@@ -87,8 +92,10 @@ void plant_lease_mutants(std::span<const ViewAccess> accesses, detail::SmallVect
     const std::uint64_t e = va.view->element_size();
     if (base::mutant(Mutant::range_widened)) r.bytes += e;
     if (base::mutant(Mutant::range_narrowed) && r.bytes > e) r.bytes -= e;
-    if (base::mutant(Mutant::slice_leases_parent_range)) r = AccessRequest{r.alloc, 0, r.alloc->bytes, r.mode};
-    if (base::mutant(Mutant::atomic_leased_as_read) && va.view->is_atomic()) r.mode = driver::AccessMode::read;
+    if (base::mutant(Mutant::slice_leases_parent_range))
+      r = AccessRequest{r.alloc, 0, r.alloc->bytes, r.mode};
+    if (base::mutant(Mutant::atomic_leased_as_read) && va.view->is_atomic())
+      r.mode = driver::AccessMode::read;
   }
 }
 
@@ -107,7 +114,8 @@ namespace {
 
 // A launch with a Recorder installed: the launch itself, then what it did
 // or the error it failed with.
-[[gnu::noinline]] LaunchFuture launch_recorded(Recorder& r, StreamRef stream, const driver::KernelSymbol& symbol,
+[[gnu::noinline]] LaunchFuture launch_recorded(Recorder& r, StreamRef stream,
+                                               const driver::KernelSymbol& symbol,
                                                const driver::LaunchDims& dims, void** params,
                                                std::span<const ViewAccess> accesses) {
   try {
@@ -126,9 +134,8 @@ namespace {
 
 }  // namespace
 
-LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
-                    const driver::LaunchDims& dims, void** params,
-                    std::span<const ViewAccess> accesses) {
+LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims,
+                    void** params, std::span<const ViewAccess> accesses) {
   // Off, this is a load and a predicted branch: the launch path is
   // performance-judged (docs/runtime.md "Recording").
   if (Recorder* r = detail::active_recorder()) [[unlikely]] {
@@ -143,7 +150,8 @@ LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
   for (const ViewAccess& va : accesses) {
     require_valid(va.view, symbol.name);
     AccessRequest r;
-    if (request_for(s, va.view, lease_mode(va.access, va.view->is_atomic()), r, symbol.name)) reqs.push_back(r);
+    if (request_for(s, va.view, lease_mode(va.access, va.view->is_atomic()), r, symbol.name))
+      reqs.push_back(r);
   }
   const driver::FunctionHandle f = ctx.function(symbol);
   driver::Backend& b = ctx.backend();
@@ -164,8 +172,13 @@ LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
     req.stream = h;
     return b.launch(req);
   };
-  detail::SubmitSpec spec{detail::SubmissionKind::kernel, reqs.data(),
-                          static_cast<std::uint32_t>(reqs.size()), enqueue, symbol.name, {}, true};
+  detail::SubmitSpec spec{detail::SubmissionKind::kernel,
+                          reqs.data(),
+                          static_cast<std::uint32_t>(reqs.size()),
+                          enqueue,
+                          symbol.name,
+                          {},
+                          true};
   LaunchFuture future = finish(s, spec);
   TANDEM_LAUNCH_PHASE(finish);
   return future;
@@ -232,7 +245,8 @@ LaunchFuture copy(StreamRef stream, const View& src, const View& dst) {
   };
   detail::SubmitSpec spec{detail::SubmissionKind::copy, reqs, n, enqueue, "copy", {}, true};
   LaunchFuture f = finish(s, spec);
-  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_copy(stream, src, dst, f.id());
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_copy(stream, src, dst, f.id());
   return f;
 }
 
@@ -262,9 +276,9 @@ LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte
   require_contiguous(dst, "upload");
   const std::uint64_t want = dst.extent_bytes();
   if (bytes.size() != want) {
-    throw Error(ErrorCode::out_of_range, "upload of " + std::to_string(bytes.size()) +
-                                             " bytes into a " + std::to_string(want) +
-                                             "-byte view of allocation " + std::to_string(dst.allocation_id()));
+    throw Error(ErrorCode::out_of_range, "upload of " + std::to_string(bytes.size()) + " bytes into a " +
+                                             std::to_string(want) + "-byte view of allocation " +
+                                             std::to_string(dst.allocation_id()));
   }
   auto host = std::make_shared<std::vector<std::byte>>(bytes.begin(), bytes.end());
   driver::Backend& b = s.ctx->backend();
@@ -273,7 +287,8 @@ LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte
   };
   detail::SubmitSpec spec{detail::SubmissionKind::upload, &req, n, enqueue, "upload", host, true};
   LaunchFuture f = finish(s, spec);
-  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_transfer(stream, dst, 'u', bytes, f.id());
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_transfer(stream, dst, 'u', bytes, f.id());
   return f;
 }
 
@@ -289,14 +304,15 @@ Download download(StreamRef stream, const View& src) {
   };
   detail::SubmitSpec spec{detail::SubmissionKind::download, &req, n, enqueue, "download", host, true};
   LaunchFuture f = finish(s, spec);
-  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_transfer(stream, src, 'd', {}, f.id());
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_transfer(stream, src, 'd', {}, f.id());
   return Download(std::move(f), host);
 }
 
 std::vector<std::byte> Download::get(std::chrono::nanoseconds timeout) {
   if (!future_.wait(timeout)) {
-    throw Error(ErrorCode::timeout, "download (submission " + std::to_string(future_.id()) +
-                                        ") did not retire in time");
+    throw Error(ErrorCode::timeout,
+                "download (submission " + std::to_string(future_.id()) + ") did not retire in time");
   }
   if (future_.status() == SubmissionStatus::quarantined) {
     throw Error(ErrorCode::driver, "download (submission " + std::to_string(future_.id()) +
@@ -307,7 +323,8 @@ std::vector<std::byte> Download::get(std::chrono::nanoseconds timeout) {
 
 namespace {
 
-std::vector<std::byte> read_back_unrecorded(StreamRef stream, const View& src, std::chrono::nanoseconds timeout) {
+std::vector<std::byte> read_back_unrecorded(StreamRef stream, const View& src,
+                                            std::chrono::nanoseconds timeout) {
   if (src.is_contiguous()) return download(stream, src).get(timeout);
   // A strided view: fetch the covering byte range, gather on the host.
   src.allocation()->add_view();
@@ -337,7 +354,8 @@ std::vector<std::byte> read_back(StreamRef stream, const View& src, std::chrono:
   // contents` equal to what was read (whose replay, like the scenario
   // engine's checks, waits out a conflict), not as the runtime's download.
   Recorder* recorder = detail::active_recorder();
-  if (recorder == nullptr) [[likely]] return read_back_unrecorded(stream, src, timeout);
+  if (recorder == nullptr) [[likely]]
+    return read_back_unrecorded(stream, src, timeout);
   std::vector<std::byte> out;
   {
     const detail::RecordPause pause;

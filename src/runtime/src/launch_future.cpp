@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/launch_future.hpp"
 
 #include "deadline.hpp"
@@ -38,16 +39,20 @@ std::uint64_t LaunchFuture::id() const noexcept { return s_ ? s_->id : 0; }
 SubmissionStatus LaunchFuture::status() const noexcept {
   if (!s_) return SubmissionStatus::retired;
   switch (s_->state.load(std::memory_order_acquire)) {
-    case detail::SubmissionState::pending: return SubmissionStatus::pending;
-    case detail::SubmissionState::retired: return SubmissionStatus::retired;
-    case detail::SubmissionState::quarantined: return SubmissionStatus::quarantined;
+    case detail::SubmissionState::pending:
+      return SubmissionStatus::pending;
+    case detail::SubmissionState::retired:
+      return SubmissionStatus::retired;
+    case detail::SubmissionState::quarantined:
+      return SubmissionStatus::quarantined;
   }
   return SubmissionStatus::pending;
 }
 
 bool LaunchFuture::wait(std::chrono::nanoseconds timeout) const {
   if (!s_) return true;
-  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_wait_submission(id());
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_wait_submission(id());
   return detail::Retirement::instance().wait_submission(*s_, detail::deadline_after(timeout));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/detail/launch_phases.hpp"
 
 #ifdef TANDEM_LAUNCH_PHASES

@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <string>
 
-#include "record_hook.hpp"
 #include "deadline.hpp"
 #include "platform_state.hpp"
+#include "record_hook.hpp"
 #include "retirement.hpp"
 #include "tandem/device.hpp"
 #include "tandem/errors.hpp"
@@ -45,9 +46,7 @@ Platform Platform::cuda() {
   return make(std::move(b));
 }
 
-Platform Platform::sim(const driver::SimConfig& config) {
-  return make(driver::make_sim_backend(config));
-}
+Platform Platform::sim(const driver::SimConfig& config) { return make(driver::make_sim_backend(config)); }
 
 Platform Platform::with_backend(std::unique_ptr<driver::Backend> backend) {
   if (!backend) throw Error(ErrorCode::invalid_handle, "Platform::with_backend without a backend");
@@ -56,9 +55,12 @@ Platform Platform::with_backend(std::unique_ptr<driver::Backend> backend) {
 
 Platform Platform::open(BackendKind kind, const driver::SimConfig& sim_config) {
   switch (kind) {
-    case BackendKind::cuda: return cuda();
-    case BackendKind::sim: return sim(sim_config);
-    case BackendKind::automatic: break;
+    case BackendKind::cuda:
+      return cuda();
+    case BackendKind::sim:
+      return sim(sim_config);
+    case BackendKind::automatic:
+      break;
   }
   std::string why;
   if (std::unique_ptr<driver::Backend> b = driver::load_cuda_backend(why)) return make(std::move(b));
@@ -81,7 +83,8 @@ Device Platform::device(int ordinal) const {
 }
 
 bool Platform::wait_for_retirement(std::chrono::nanoseconds timeout) const {
-  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_wait_retirement();
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_wait_retirement();
   return detail::Retirement::instance().wait_settled(nullptr, s_.get(), detail::deadline_after(timeout));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // platform_state.hpp — one driver backend instance and its devices.
 #pragma once
 
@@ -25,5 +26,4 @@ struct PlatformState {
 
 }  // namespace tandem::detail
 
-namespace tandem::detail {
-}  // namespace tandem::detail
+namespace tandem::detail {}  // namespace tandem::detail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // record_hook.hpp — how runtime calls reach the installed Recorder
 // (tandem/recorder.hpp). Off, a hook costs one load of a pointer and a
 // predicted branch; acquire because the hook then reads the Recorder the
@@ -15,7 +16,8 @@ extern thread_local int t_record_paused;
 
 [[nodiscard]] inline Recorder* active_recorder() noexcept {
   Recorder* r = g_recorder.load(std::memory_order_acquire);
-  if (r == nullptr) [[likely]] return nullptr;
+  if (r == nullptr) [[likely]]
+    return nullptr;
   return t_record_paused == 0 ? r : nullptr;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // recorder.cpp — the process-wide Recorder, the catalog-name registry, and
 // TANDEM_RECORD: set in the environment, it records the process into that
 // file (scenario_writer.hpp), written at exit.
@@ -18,7 +19,9 @@ std::atomic<Recorder*> g_recorder{nullptr};
 thread_local int t_record_paused = 0;
 }  // namespace detail
 
-Recorder* install_recorder(Recorder* r) noexcept { return detail::g_recorder.exchange(r, std::memory_order_acq_rel); }
+Recorder* install_recorder(Recorder* r) noexcept {
+  return detail::g_recorder.exchange(r, std::memory_order_acq_rel);
+}
 
 ViewKey ViewKey::of(const View& v) {
   ViewKey k;

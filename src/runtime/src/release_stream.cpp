@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // release_stream.cpp — the context's release stream orders each free after
 // the work that leases the memory on the context's other streams
 // (stream_state.hpp, "The context's release stream"; multi_stream_release.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "retire_profile.hpp"
 
 #include <cstdio>
@@ -28,16 +29,22 @@ void RetireProfile::print() const noexcept {
   const struct {
     const char* name;
     const Total& t;
-  } rows[] = {{"sweep", sweep},         {"query", query},         {"settle", settle},
-              {"host_free", host_free}, {"stream_lock", stream_lock}, {"marker", marker},
-              {"drain", drain},         {"event_create", event_create}, {"alloc", alloc},
+  } rows[] = {{"sweep", sweep},
+              {"query", query},
+              {"settle", settle},
+              {"host_free", host_free},
+              {"stream_lock", stream_lock},
+              {"marker", marker},
+              {"drain", drain},
+              {"event_create", event_create},
+              {"alloc", alloc},
               {"submitter_drain", submitter_drain}};
   std::fprintf(stderr, "tandem-retire-profile {");
   bool first = true;
   for (const auto& r : rows) {
-    std::fprintf(stderr, "%s\"%s\": {\"count\": %llu, \"ms\": %.3f, \"max_us\": %.1f}", first ? "" : ", ", r.name,
-                 static_cast<unsigned long long>(r.t.count.load()), static_cast<double>(r.t.ns.load()) / 1e6,
-                 static_cast<double>(r.t.max_ns.load()) / 1e3);
+    std::fprintf(stderr, "%s\"%s\": {\"count\": %llu, \"ms\": %.3f, \"max_us\": %.1f}", first ? "" : ", ",
+                 r.name, static_cast<unsigned long long>(r.t.count.load()),
+                 static_cast<double>(r.t.ns.load()) / 1e6, static_cast<double>(r.t.max_ns.load()) / 1e3);
     first = false;
   }
   std::fprintf(stderr, "}\n");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // retire_profile.hpp — TANDEM_RETIRE_PROFILE=1 (a diagnostic, off by
 // default): where the retirement thread's time goes, and the submit path's
 // rare stalls that feed back into it (event creation, pool allocation),
@@ -27,9 +28,9 @@ struct RetireProfile {
   // stream-ordered releases drained by submitters and allocators.
   Total event_create, alloc, submitter_drain;
   static std::uint64_t now_ns() noexcept {
-    return static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-            .count());
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now().time_since_epoch())
+                                          .count());
   }
   void print() const noexcept;
 };

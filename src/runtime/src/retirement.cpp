@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "retirement.hpp"
 
 #if defined(__linux__)
@@ -76,8 +77,6 @@ driver::Result query(const StreamState& s, const Submission& sub) noexcept {
   return s.ctx->backend().event_query(s.ctx->handle, sub.event);
 }
 
-
-
 }  // namespace
 
 Retirement& Retirement::instance() {
@@ -145,9 +144,7 @@ void Retirement::snapshot(std::vector<StreamState*>& out) {
 }
 
 bool Retirement::anything_pending(const std::vector<StreamState*>& streams) const {
-  return std::any_of(streams.begin(), streams.end(), [](const StreamState* s) {
-    return s->pending() != 0;
-  });
+  return std::any_of(streams.begin(), streams.end(), [](const StreamState* s) { return s->pending() != 0; });
 }
 
 void Retirement::run() {
@@ -180,7 +177,8 @@ void Retirement::run() {
     if (waiting || busy_sweeps < 2) {
       gap = kLatencyGap;  // one new submission may well be waited for next
     } else {
-      gap = std::min<std::chrono::microseconds>(std::max(gap * 2, std::chrono::microseconds(1)), kThroughputGap);
+      gap = std::min<std::chrono::microseconds>(std::max(gap * 2, std::chrono::microseconds(1)),
+                                                kThroughputGap);
     }
     if (!waiting && deepest > kShallowQueue) gap = std::max<std::chrono::microseconds>(gap, kThroughputGap);
     if (any_pending || waiting) {
@@ -202,7 +200,8 @@ void Retirement::run() {
 // kSpinWhilePending without progress it sleeps, 20 µs doubling to 1 ms, so
 // a long kernel costs no CPU.
 void Retirement::pace(std::chrono::microseconds gap, bool waiting, unsigned idle_rounds) {
-  const unsigned spin_rounds = static_cast<unsigned>(kSpinWhilePending / std::max(gap, std::chrono::microseconds(1))) + 1;
+  const unsigned spin_rounds =
+      static_cast<unsigned>(kSpinWhilePending / std::max(gap, std::chrono::microseconds(1))) + 1;
   if (waiting || idle_rounds < spin_rounds) {
     pause_for(gap);
     return;
@@ -260,7 +259,8 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
       progress |= sweep_stream(*s);
       const std::uint64_t left = s->pending();
       any_pending |= left != 0;
-      deepest = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(deepest, left), UINT32_MAX));
+      deepest = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(std::max<std::uint64_t>(deepest, left), UINT32_MAX));
     }
     // After the queue's proof: a stream it left idle has its frees queued in
     // this same sweep (tend_releases), not a quiet period later.
@@ -311,7 +311,7 @@ bool Retirement::sweep_stream(StreamState& s) {
   if (!newest || !head) return false;
   if (head == s.sentinel.load(std::memory_order_relaxed)) {
     if (head == newest) return false;  // settled already; nothing newer
-    head = head->next;  // written before `newest` was published
+    head = head->next;                 // written before `newest` was published
   }
   outcomes_.clear();
   bool stall_query_failed = false;
@@ -360,10 +360,10 @@ bool Retirement::sweep_stream(StreamState& s) {
     return false;
   }
   s.stalled_since_ns = 0;
-  TANDEM_TRACE("settle stream %lu: seq %lu..%lu (head %lu newest %lu, newest event %p query %d); last event %p",
-               s.id, outcomes_.front().sub->seq,
-               outcomes_.back().sub->seq, head->seq,
-               newest->seq, newest->event.raw, static_cast<int>(r.status), outcomes_.back().sub->event.raw);
+  TANDEM_TRACE(
+      "settle stream %lu: seq %lu..%lu (head %lu newest %lu, newest event %p query %d); last event %p", s.id,
+      outcomes_.front().sub->seq, outcomes_.back().sub->seq, head->seq, newest->seq, newest->event.raw,
+      static_cast<int>(r.status), outcomes_.back().sub->event.raw);
   settle(s, newest);
   return true;
 }
@@ -399,7 +399,8 @@ void Retirement::note_stall(StreamState& s, std::uint64_t now_ns) noexcept {
   constexpr std::uint64_t kGraceNs = 50'000, kShortestBackoffNs = 16'000, kLongestBackoffNs = 1'000'000;
   if (s.stalled_since_ns == 0) s.stalled_since_ns = now_ns;
   const std::uint64_t stalled = now_ns - s.stalled_since_ns;
-  s.next_look_ns = stalled < kGraceNs ? now_ns : now_ns + std::clamp(stalled / 4, kShortestBackoffNs, kLongestBackoffNs);
+  s.next_look_ns =
+      stalled < kGraceNs ? now_ns : now_ns + std::clamp(stalled / 4, kShortestBackoffNs, kLongestBackoffNs);
 }
 
 // The newest queued submission in [head, newest] with an event of its own,
@@ -425,8 +426,8 @@ Submission* Retirement::newest_evented(StreamState& s, Submission* head, Submiss
 // queues a marker after it. Without a waiter it only tries the stream's
 // lock: a submitter holding it is about to queue newer work. Returns the
 // tail to sweep; null when no event could be had (the device is failing).
-Submission* Retirement::cover_quiet_tail(StreamState& s, Submission* newest) noexcept
-    TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+Submission* Retirement::cover_quiet_tail(StreamState& s,
+                                         Submission* newest) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   const bool waiting = waiters_.load(std::memory_order_relaxed) != 0;
   if (!quiet(s, waiting, kCoverQuiet) || !lock_quiet_stream(s, waiting)) return newest;
   const ProfileScope timed(retire_profile().marker);
@@ -550,8 +551,7 @@ bool Retirement::bisect(StreamState& s, Submission* head, Submission* newest, Su
     }
     const driver::Result q = query(s, *node);
     if (q.ok()) {
-      TANDEM_TRACE("bisect stream %lu: seq %lu complete (event %p)", s.id,
-                   node->seq, node->event.raw);
+      TANDEM_TRACE("bisect stream %lu: seq %lu complete (event %p)", s.id, node->seq, node->event.raw);
       last_complete = node;
       lo = mid + 1;
       at_lo = node->next;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // retirement.hpp — the one background thread that proves submissions
 // complete and releases what they held (spec/runtime.md §6,
 // spec/design-notes.md "Completion and retirement").
@@ -84,8 +85,7 @@ class Retirement {
   // both null = every stream). Blocks until each has settled everything
   // queued before the call and those no handle refers to are destroyed, or
   // until `deadline` (returns false).
-  bool wait_settled(const void* ctx, const void* platform,
-                    std::chrono::steady_clock::time_point deadline);
+  bool wait_settled(const void* ctx, const void* platform, std::chrono::steady_clock::time_point deadline);
   // Blocks until `s` is retired or quarantined, or until `deadline`.
   bool wait_submission(const Submission& s, std::chrono::steady_clock::time_point deadline);
   // Blocks until the thread has swept every stream once from start to end
@@ -96,9 +96,7 @@ class Retirement {
   // True once the process has begun to exit (an atexit handler): from then
   // on the runtime makes no driver calls (the driver may be tearing down);
   // what is still pending is left to the process's end.
-  [[nodiscard]] static bool process_is_exiting() noexcept {
-    return exiting_.load(std::memory_order_acquire);
-  }
+  [[nodiscard]] static bool process_is_exiting() noexcept { return exiting_.load(std::memory_order_acquire); }
 
   [[nodiscard]] bool on_retirement_thread() const noexcept {
     return std::this_thread::get_id() == thread_id_;
@@ -178,8 +176,8 @@ class Retirement {
   };
   std::vector<Outcome> outcomes_;
   std::vector<std::pair<AllocationState*, std::uint32_t>> drops_;  // lease counts to drop, per allocation
-  std::vector<Submission*> reuse_;       // settled, back to their stream's pool
-  std::vector<Submission*> handed_off_;  // settled, still referred to by a future
+  std::vector<Submission*> reuse_;                                 // settled, back to their stream's pool
+  std::vector<Submission*> handed_off_;                            // settled, still referred to by a future
   std::vector<std::pair<std::uint64_t, AllocationState*>> releases_;  // settle's frees to finish
   std::vector<AllocationState*> failed_releases_;
 

@@ -1,14 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retirement (retirement.hpp): settling work a sweep proved complete or
 // quarantined: its leases out of their trackers, the counts they held
 // dropped, its records unlinked from the stream.
-#include "retirement.hpp"
-
-#include "tandem/base/mutant.hpp"
-
 #include "context_state.hpp"
 #include "retire_profile.hpp"
+#include "retirement.hpp"
 #include "stream_state.hpp"
 #include "submission.hpp"
+#include "tandem/base/mutant.hpp"
 #include "tandem/detail/trace.hpp"
 
 namespace tandem::detail {
@@ -73,8 +72,8 @@ void Retirement::untrack_leases(Submission& sub) {
         }
       }
     }
-    TANDEM_TRACE("untrack sub %lu alloc %lu [%lu,+%lu) counts %u", sub.id,
-                 l.alloc->id, l.offset(), l.bytes(), counts);
+    TANDEM_TRACE("untrack sub %lu alloc %lu [%lu,+%lu) counts %u", sub.id, l.alloc->id, l.offset(), l.bytes(),
+                 counts);
     if (counts) count_drop(l.alloc, counts);
   }
 }
@@ -178,8 +177,8 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
 // or a quarantine the lock is only tried: if a submitter holds it, `last`
 // stays linked as the sentinel, and the records a future holds wait in
 // `unlinked_handoffs` until the lock is next had.
-void Retirement::unlink_settled(StreamState& s, const Submission* newest, Submission* last)
-    TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+void Retirement::unlink_settled(StreamState& s, const Submission* newest,
+                                Submission* last) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   Submission* const old_sentinel = s.sentinel.load(std::memory_order_relaxed);
   const bool old_handed_off = s.sentinel_handed_off;
   const bool takes_tail = last == newest;

@@ -1,12 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retirement (retirement.hpp): the waits on it (wait_for_retirement,
 // a future's wait, a sweep) — block until the retirement thread has
 // settled what the caller asked about, or the deadline passes.
-#include "retirement.hpp"
-
 #include <utility>
 
 #include "context_state.hpp"
 #include "retire_profile.hpp"
+#include "retirement.hpp"
 #include "stream_state.hpp"
 #include "submission.hpp"
 #include "tandem/detail/trace.hpp"
@@ -35,20 +35,24 @@ bool Retirement::wait_until(Clock::time_point deadline, Pred pred) {
 // stream goes, its context's release stream is dropped in turn. Waited for
 // too, recognised as an internal stream in scope that its context no longer
 // refers to (not by its reference count: a wait may hold one).
-bool Retirement::dropped_streams_gone(const void* ctx, const void* platform, const std::vector<std::uint64_t>& dropped) {
+bool Retirement::dropped_streams_gone(const void* ctx, const void* platform,
+                                      const std::vector<std::uint64_t>& dropped) {
   const auto in_scope = [&](const void* c, const void* p) {
     return (!ctx || c == ctx) && (!platform || p == platform);
   };
   base::Guard g(mu_);
-  const auto listed = [&](std::uint64_t id) { return std::find(dropped.begin(), dropped.end(), id) != dropped.end(); };
+  const auto listed = [&](std::uint64_t id) {
+    return std::find(dropped.begin(), dropped.end(), id) != dropped.end();
+  };
   const auto lingers = [&](const StreamState* s) {
     // The stream holds its context: s->ctx is alive.
     return listed(s->id) || (s->internal && s->ctx->release_stream.load(std::memory_order_acquire) != s &&
                              in_scope(s->ctx, s->ctx->platform));
   };
   return std::none_of(streams_.begin(), streams_.end(), lingers) &&
-         std::none_of(destroying_.begin(), destroying_.end(),
-                      [&](const Destroying& d) { return listed(d.id) || (d.internal && in_scope(d.ctx, d.platform)); });
+         std::none_of(destroying_.begin(), destroying_.end(), [&](const Destroying& d) {
+           return listed(d.id) || (d.internal && in_scope(d.ctx, d.platform));
+         });
 }
 
 bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time_point deadline) {
@@ -107,10 +111,10 @@ bool Retirement::wait_settled(const void* ctx, const void* platform, Clock::time
     return true;
   };
   const bool ok = (targets.empty() && dropped.empty()) || wait_until(deadline, [&] {
-    bool all = true;
-    for (Target& t : targets) all &= settled(t);
-    return all && gone();  // a release stream may be let go of while we wait
-  });
+                    bool all = true;
+                    for (Target& t : targets) all &= settled(t);
+                    return all && gone();  // a release stream may be let go of while we wait
+                  });
   for (const Target& t : targets) {
     if (t.s) t.s->release();
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // scenario_writer.cpp — see scenario_writer.hpp.
 #include "scenario_writer.hpp"
 
@@ -33,17 +34,29 @@ T load(const std::byte* p) {
 // cannot write back.
 std::optional<double> element(DType t, const std::byte* p) {
   switch (t) {
-    case DType::f32: return load<float>(p);
-    case DType::f64: return load<double>(p);
-    case DType::f16: return static_cast<double>(to_float(load<half>(p)));
-    case DType::bf16: return static_cast<double>(to_float(load<bfloat16>(p)));
-    case DType::i8: return load<std::int8_t>(p);
-    case DType::i32: return load<std::int32_t>(p);
-    case DType::i64: return static_cast<double>(load<std::int64_t>(p));
-    case DType::u8: case DType::boolean: return load<std::uint8_t>(p);
-    case DType::u32: return load<std::uint32_t>(p);
-    case DType::u64: return static_cast<double>(load<std::uint64_t>(p));
-    default: return std::nullopt;
+    case DType::f32:
+      return load<float>(p);
+    case DType::f64:
+      return load<double>(p);
+    case DType::f16:
+      return static_cast<double>(to_float(load<half>(p)));
+    case DType::bf16:
+      return static_cast<double>(to_float(load<bfloat16>(p)));
+    case DType::i8:
+      return load<std::int8_t>(p);
+    case DType::i32:
+      return load<std::int32_t>(p);
+    case DType::i64:
+      return static_cast<double>(load<std::int64_t>(p));
+    case DType::u8:
+    case DType::boolean:
+      return load<std::uint8_t>(p);
+    case DType::u32:
+      return load<std::uint32_t>(p);
+    case DType::u64:
+      return static_cast<double>(load<std::uint64_t>(p));
+    default:
+      return std::nullopt;
   }
 }
 
@@ -171,16 +184,18 @@ std::string ScenarioWriter::derive_body(ViewOrigin origin, const std::string& id
       if (stream != nullptr) b += ", \"stream\": " + quoted(stream_name(stream->id()));
       return b;
     case ViewOrigin::adopt:
-      return "{\"op\": \"foreign\", \"id\": " + quoted(id) + ", \"dtype\": " + quoted(dtype_name(made->dtype())) +
-             ", \"len\": " + std::to_string(a.len);
+      return "{\"op\": \"foreign\", \"id\": " + quoted(id) +
+             ", \"dtype\": " + quoted(dtype_name(made->dtype())) + ", \"len\": " + std::to_string(a.len);
     case ViewOrigin::slice:
       return "{\"op\": \"slice\", \"id\": " + quoted(id) + ", \"of\": " + quoted(of) +
              ", \"offset\": " + std::to_string(a.offset) + ", \"len\": " + std::to_string(a.len);
     case ViewOrigin::peel:
       return "{\"op\": \"peel\", \"id\": " + quoted(id) + ", \"of\": " + quoted(of) +
              ", \"index\": " + std::to_string(a.index);
-    case ViewOrigin::atomic: return "{\"op\": \"atomic\", \"id\": " + quoted(id) + ", \"of\": " + quoted(of);
-    case ViewOrigin::as_buffer: return "{\"op\": \"as_buffer\", \"id\": " + quoted(id) + ", \"of\": " + quoted(of);
+    case ViewOrigin::atomic:
+      return "{\"op\": \"atomic\", \"id\": " + quoted(id) + ", \"of\": " + quoted(of);
+    case ViewOrigin::as_buffer:
+      return "{\"op\": \"as_buffer\", \"id\": " + quoted(id) + ", \"of\": " + quoted(of);
     case ViewOrigin::to_tensor:
       return "{\"op\": \"to_tensor\", \"id\": " + quoted(id) + ", \"from\": " + quoted(of) +
              ", \"shape\": " + int_list(a.shape);
@@ -195,14 +210,16 @@ std::string ScenarioWriter::derive_body(ViewOrigin origin, const std::string& id
       if (!a.ranges.empty()) {
         b += ", \"slice\": [";
         for (std::size_t i = 0; i < a.ranges.size(); ++i) {
-          b += (i ? ", [" : "[") + std::to_string(a.ranges[i].begin) + ", " + std::to_string(a.ranges[i].end) + "]";
+          b += (i ? ", [" : "[") + std::to_string(a.ranges[i].begin) + ", " +
+               std::to_string(a.ranges[i].end) + "]";
         }
         b += "]";
       }
       return b;
     }
     case ViewOrigin::split_low:
-    case ViewOrigin::split_high: break;
+    case ViewOrigin::split_high:
+      break;
   }
   return b;
 }
@@ -239,8 +256,8 @@ void ScenarioWriter::on_derive_failed(ViewOrigin origin, const ViewKey& parent, 
   if (!of) return;
   // The id a failed step would have made: a fresh name, never used again.
   const std::string id = "x" + std::to_string(next_name_++);
-  add(derive_body(origin, id, *of, args, nullptr, nullptr) + ", \"expect_error\": " +
-      quoted(error_code_name(code)));
+  add(derive_body(origin, id, *of, args, nullptr, nullptr) +
+      ", \"expect_error\": " + quoted(error_code_name(code)));
 }
 
 void ScenarioWriter::on_view_dropped(const View& view) {
@@ -271,7 +288,8 @@ std::optional<std::string> ScenarioWriter::launch_body(StreamRef stream, const d
       }
       args += (args.empty() ? "" : ", ") + quoted(p.name) + ": " + quoted(*name);
     } else {
-      scalars += (scalars.empty() ? "" : ", ") + quoted(p.name) + ": " + number(scalar_at(p.scalar_dtype, params[i]));
+      scalars += (scalars.empty() ? "" : ", ") + quoted(p.name) + ": " +
+                 number(scalar_at(p.scalar_dtype, params[i]));
     }
   }
   std::string b = "{\"op\": \"launch\", \"model\": " + quoted(k->model) + ", \"kernel\": " + quoted(k->name) +
@@ -287,8 +305,9 @@ std::optional<std::string> ScenarioWriter::launch_body(StreamRef stream, const d
   return b;
 }
 
-void ScenarioWriter::on_launch(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& d,
-                               void** params, std::span<const ViewAccess> accesses, std::uint64_t submission) {
+void ScenarioWriter::on_launch(StreamRef stream, const driver::KernelSymbol& symbol,
+                               const driver::LaunchDims& d, void** params,
+                               std::span<const ViewAccess> accesses, std::uint64_t submission) {
   const std::lock_guard lock(mu_);
   if (auto b = launch_body(stream, symbol, d, params, accesses)) add(std::move(*b), submission);
 }
@@ -302,8 +321,8 @@ void ScenarioWriter::on_launch_failed(StreamRef stream, const driver::KernelSymb
   }
 }
 
-void ScenarioWriter::on_transfer(StreamRef stream, const View& view, char kind, std::span<const std::byte> bytes,
-                                 std::uint64_t submission) {
+void ScenarioWriter::on_transfer(StreamRef stream, const View& view, char kind,
+                                 std::span<const std::byte> bytes, std::uint64_t submission) {
   const ViewKey key = ViewKey::of(view);
   const std::lock_guard lock(mu_);
   const auto name = name_of(key);
@@ -311,7 +330,8 @@ void ScenarioWriter::on_transfer(StreamRef stream, const View& view, char kind, 
   const std::string head = "\"buf\": " + quoted(*name) + ", \"stream\": " + quoted(stream_name(stream.id()));
   if (kind == 'c') {  // a read-back: what it read, checked again on replay
     if (const auto values = values_form(view.dtype(), bytes)) {
-      add("{\"op\": \"check\", \"what\": \"contents\", \"of\": " + quoted(*name) + ", \"equals\": " + *values);
+      add("{\"op\": \"check\", \"what\": \"contents\", \"of\": " + quoted(*name) +
+          ", \"equals\": " + *values);
     }
     return;
   }
@@ -365,19 +385,23 @@ std::string ScenarioWriter::text() {
     std::vector<std::string> out;
     for (const Step& st : steps) {
       std::string b = st.body;
-      if (st.submission != 0 && waited_.contains(st.submission)) b += ", \"id\": " + quoted("k" + std::to_string(st.submission));
+      if (st.submission != 0 && waited_.contains(st.submission))
+        b += ", \"id\": " + quoted("k" + std::to_string(st.submission));
       out.push_back(b + "}");
     }
     return out;
   };
   std::string description = "recorded by the tandem runtime (TANDEM_RECORD)";
   if (unrecorded_launches_ != 0) {
-    description += "; " + std::to_string(unrecorded_launches_) + " launch(es) not recorded (kernels outside the catalog or on views made outside the recording):";
+    description +=
+        "; " + std::to_string(unrecorded_launches_) +
+        " launch(es) not recorded (kernels outside the catalog or on views made outside the recording):";
     for (const std::string& k : unrecorded_kernels_) description += " " + k;
   }
-  std::string out = "{\n  \"format\": \"tandem.scenario/1\",\n  \"name\": \"recorded\",\n  \"description\": " +
-                    quoted(description) + ",\n  \"backend\": \"auto\",\n  \"conflict_policy\": " +
-                    quoted(conflict_policy_name(policy_.value_or(ConflictPolicy::order))) + ",\n  \"streams\": [";
+  std::string out =
+      "{\n  \"format\": \"tandem.scenario/1\",\n  \"name\": \"recorded\",\n  \"description\": " +
+      quoted(description) + ",\n  \"backend\": \"auto\",\n  \"conflict_policy\": " +
+      quoted(conflict_policy_name(policy_.value_or(ConflictPolicy::order))) + ",\n  \"streams\": [";
   for (std::size_t i = 0; i < stream_order_.size(); ++i) out += (i ? ", " : "") + quoted(stream_order_[i]);
   out += "],\n  \"steps\": [";
   append_steps(out, close(steps_), "    ");

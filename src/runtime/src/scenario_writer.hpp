@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // scenario_writer.hpp — a Recorder that writes what it saw as a
 // tandem.scenario/1 file (docs/runtime.md "Recording"): handles get names,
 // streams go to `streams`, the first recording thread's calls to `steps`
@@ -24,10 +25,11 @@ class ScenarioWriter final : public Recorder {
   void on_stream_created(const Stream& stream) override;
   void on_view_derived(ViewOrigin origin, const ViewKey* parent, const View& made, const DeriveArgs& args,
                        const StreamRef* stream) override;
-  void on_derive_failed(ViewOrigin origin, const ViewKey& parent, const DeriveArgs& args, ErrorCode code) override;
+  void on_derive_failed(ViewOrigin origin, const ViewKey& parent, const DeriveArgs& args,
+                        ErrorCode code) override;
   void on_view_dropped(const View& view) override;
-  void on_launch(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims, void** params,
-                 std::span<const ViewAccess> accesses, std::uint64_t submission) override;
+  void on_launch(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims,
+                 void** params, std::span<const ViewAccess> accesses, std::uint64_t submission) override;
   void on_launch_failed(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims,
                         void** params, std::span<const ViewAccess> accesses, ErrorCode code) override;
   void on_transfer(StreamRef stream, const View& view, char kind, std::span<const std::byte> bytes,
@@ -43,7 +45,7 @@ class ScenarioWriter final : public Recorder {
 
  private:
   struct Step {
-    std::string body;             // `{"op": ...` without its closing brace
+    std::string body;              // `{"op": ...` without its closing brace
     std::uint64_t submission = 0;  // a launch whose future may be named
   };
   // Appends a step of the calling thread (under mu_).
@@ -57,8 +59,8 @@ class ScenarioWriter final : public Recorder {
   std::optional<std::string> launch_body(StreamRef stream, const driver::KernelSymbol& symbol,
                                          const driver::LaunchDims& dims, void** params,
                                          std::span<const ViewAccess> accesses);
-  std::string derive_body(ViewOrigin origin, const std::string& id, const std::string& of, const DeriveArgs& args,
-                          const View* made, const StreamRef* stream);
+  std::string derive_body(ViewOrigin origin, const std::string& id, const std::string& of,
+                          const DeriveArgs& args, const View* made, const StreamRef* stream);
 
   std::string path_;
   std::mutex mu_;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/stream.hpp"
 
 #include "context_state.hpp"
@@ -15,13 +16,15 @@ Stream Stream::create(const Context& ctx) {
   driver::StreamHandle h;
   c.check(c.backend().stream_create(c.handle, h), "creating a stream in context " + std::to_string(c.id));
   Stream s(detail::Ref<detail::StreamState>::adopt(detail::StreamState::create(c, h, true)));
-  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_stream_created(s);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_stream_created(s);
   return s;
 }
 
 Stream Stream::borrow(const Context& ctx, driver::StreamHandle handle) {
   if (!handle) throw Error(ErrorCode::invalid_handle, "borrowing a null stream handle");
-  return Stream(detail::Ref<detail::StreamState>::adopt(detail::StreamState::create(*ctx.state(), handle, false)));
+  return Stream(
+      detail::Ref<detail::StreamState>::adopt(detail::StreamState::create(*ctx.state(), handle, false)));
 }
 
 std::uint64_t Stream::id() const noexcept { return s_->id; }
@@ -44,7 +47,8 @@ void Stream::isolate_next_submission() const {
 }
 
 void Stream::synchronize() const {
-  if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_wait_stream(*this);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_wait_stream(*this);
   s_->ctx->check(s_->ctx->backend().stream_synchronize(s_->ctx->handle, s_->handle),
                  "synchronizing stream " + std::to_string(s_->id));
 }

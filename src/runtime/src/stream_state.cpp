@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "stream_state.hpp"
 
 #include <algorithm>
@@ -20,17 +21,23 @@ const std::uint32_t StreamState::kShareRun =
 // Eight runs: a fault then quarantines at most 63 submissions with it.
 const std::uint32_t StreamState::kLongestShareRun = 8 * StreamState::kShareRun;
 const std::uint32_t RecordStack::kMaxCapacity = [] {
-  const auto want = std::clamp<std::int64_t>(tuning_value("TANDEM_RECORD_POOL_MAX", 0, 16384), kInitialCapacity, 1 << 20);
+  const auto want =
+      std::clamp<std::int64_t>(tuning_value("TANDEM_RECORD_POOL_MAX", 0, 16384), kInitialCapacity, 1 << 20);
   std::uint32_t cap = kInitialCapacity;
   while (cap < want) cap *= 2;
   return cap;
 }();
-const std::uint32_t StreamState::kMaxFreeEvents =
-    static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_MAX_FREE_EVENTS", 0, 0), 0, 1 << 20));
+const std::uint32_t StreamState::kMaxFreeEvents = static_cast<std::uint32_t>(
+    std::clamp<std::int64_t>(tuning_value("TANDEM_MAX_FREE_EVENTS", 0, 0), 0, 1 << 20));
 
-StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHandle handle_,
-                         bool owned_, bool internal_)
-    : id(id_), ctx(&ctx_), handle(handle_), owned(owned_), internal(internal_), anchor(new StreamAnchor),
+StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHandle handle_, bool owned_,
+                         bool internal_)
+    : id(id_),
+      ctx(&ctx_),
+      handle(handle_),
+      owned(owned_),
+      internal(internal_),
+      anchor(new StreamAnchor),
       retirement(&Retirement::instance()) {
   if (internal) {
     ctx_.add_release_stream_ref();  // ContextState::release says why it weighs more
@@ -46,8 +53,8 @@ StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHa
 // driver's lock (stream_state.hpp, take_event): on the H200 the 8-thread
 // churn made ~1,000 of them during its run, each up to 9 ms, the first
 // ones before retirement had handed any back.
-const std::uint32_t StreamState::kPrewarmEvents =
-    static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_STREAM_EVENTS", 0, 64), 0, 4096));
+const std::uint32_t StreamState::kPrewarmEvents = static_cast<std::uint32_t>(
+    std::clamp<std::int64_t>(tuning_value("TANDEM_STREAM_EVENTS", 0, 64), 0, 4096));
 
 StreamState* StreamState::create(ContextState& ctx, driver::StreamHandle handle, bool owned, bool internal) {
   auto* s = new StreamState(next_id(IdKind::stream), ctx, handle, owned, internal);
@@ -105,7 +112,8 @@ bool StreamState::detach() noexcept {
   if (pending() != 0) return false;
   // Frees of memory its last work used go on before it goes (a marker
   // proves them below).
-  if (inbox_ready.load(std::memory_order_acquire) && !Retirement::process_is_exiting()) drain_releases(next_seq);
+  if (inbox_ready.load(std::memory_order_acquire) && !Retirement::process_is_exiting())
+    drain_releases(next_seq);
   if (has_uncovered_work() && !capture && !Retirement::process_is_exiting()) {
     // Allocations or frees since the newest submission: once this stream is
     // gone nothing could be ordered after them any more, and Context::trim
@@ -176,7 +184,8 @@ void StreamState::destroy() noexcept {
   c.remove_stream(this);
   anchor->release();
   // cuStreamDestroy does not wait for the device; nothing is pending anyway.
-  if (owned || base::mutant(base::Mutant::borrowed_stream_destroyed)) (void)b.stream_destroy(c.handle, handle);
+  if (owned || base::mutant(base::Mutant::borrowed_stream_destroyed))
+    (void)b.stream_destroy(c.handle, handle);
   const bool was_internal = internal;
   delete this;
   if (was_internal) {
@@ -513,8 +522,7 @@ driver::EventHandle StreamState::queue_marker(bool& queued_marker) {
   m->event = e;
   m->phase.store(SubmissionPhase::enqueued, std::memory_order_relaxed);
   enqueue_locked(m);
-  TANDEM_TRACE("marker sub %lu stream %lu seq %lu event %p", m->id, id,
-               m->seq, e.raw);
+  TANDEM_TRACE("marker sub %lu stream %lu seq %lu event %p", m->id, id, m->seq, e.raw);
   queued_marker = true;
   return e;
 }

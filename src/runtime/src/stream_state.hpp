@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // stream_state.hpp — an in-order queue on one context, and its pending
 // submissions in submission order (spec/runtime.md §2, §6).
 //
@@ -92,11 +93,10 @@ struct StreamAnchor {
 // last used thousands of launches ago, out of cache. (On the H200 a stream
 // left with thousands of idle records and events launched 7-9 % slower than
 // a fresh one; this order alone did not change that, Context::trim took half
-// of it: results/h200/stream-state-7735357.) It grows (doubling, up to kMaxCapacity) when records come back to a full
-// stack: a stream holds about as many records as it once had pending
-// between two sweeps (a 1 ms sweep gap at ~200 ns a launch is ~5,000), and
-// a smaller pool would free the surplus at every sweep and allocate it again
-// at the next launches.
+// of it: results/h200/stream-state-7735357.) It grows (doubling, up to kMaxCapacity) when records come back
+// to a full stack: a stream holds about as many records as it once had pending between two sweeps (a 1 ms
+// sweep gap at ~200 ns a launch is ~5,000), and a smaller pool would free the surplus at every sweep and
+// allocate it again at the next launches.
 class RecordStack {
  public:
   static constexpr std::uint32_t kInitialCapacity = 256;  // powers of two
@@ -136,7 +136,8 @@ struct StreamState {
   // Registers the stream with the retirement service (which takes the
   // first reference) and returns it with one more reference for the caller.
   // `internal`: the context's release stream (see the top of this file).
-  static StreamState* create(ContextState& ctx, driver::StreamHandle handle, bool owned, bool internal = false);
+  static StreamState* create(ContextState& ctx, driver::StreamHandle handle, bool owned,
+                             bool internal = false);
 
   void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept;
@@ -260,18 +261,21 @@ struct StreamState {
   bool order_after_leases(AllocationState& a, bool& queued_marker) noexcept TANDEM_REQUIRES(mu);
   // Retirement, in settle(): moves the frees proven or quarantined by the
   // settled submissions up to `last_seq` into `out` (seq, allocation).
-  void take_settled_releases(std::uint64_t last_seq, std::vector<std::pair<std::uint64_t, AllocationState*>>& out);
+  void take_settled_releases(std::uint64_t last_seq,
+                             std::vector<std::pair<std::uint64_t, AllocationState*>>& out);
   // Retirement: moves the releases whose free the driver refused into `out`.
   void take_failed_releases(std::vector<AllocationState*>& out);
   // Retirement, without `mu`: releases pushed or enqueued that no
   // submission follows yet (a marker must cover them once it is quiet).
   [[nodiscard]] bool has_uncovered_releases() const noexcept {
     return inbox_ready.load(std::memory_order_acquire) ||
-           newest_unproven_seq.load(std::memory_order_acquire) > submitted_seq.load(std::memory_order_acquire);
+           newest_unproven_seq.load(std::memory_order_acquire) >
+               submitted_seq.load(std::memory_order_acquire);
   }
   // Releases pushed and not yet finished (freed or quarantined).
   [[nodiscard]] bool has_release_work() const noexcept {
-    return releases_finished.load(std::memory_order_acquire) != releases_pushed.load(std::memory_order_acquire);
+    return releases_finished.load(std::memory_order_acquire) !=
+           releases_pushed.load(std::memory_order_acquire);
   }
 
   // Cache lines by who writes them: set once; the lock and what both sides
@@ -280,7 +284,7 @@ struct StreamState {
   ContextState* const ctx;  // strong reference
   const driver::StreamHandle handle;
   const bool owned;
-  const bool internal;  // the context's release stream: no user handle, no submissions
+  const bool internal;         // the context's release stream: no user handle, no submissions
   StreamAnchor* const anchor;  // one reference, released by destroy()
   // The process's retirement service (Retirement::instance()), which every
   // submit notifies: here, on a line the submit path reads anyway.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // submission.hpp — one unit of GPU work on one stream and the leases it
 // holds until the runtime has proven it complete (spec/runtime.md §2, §4, §6).
 #pragma once
@@ -128,9 +129,9 @@ struct alignas(64) Submission {
   // prove it done too, and has no `event` of its own
   // (ContextOptions::share_completion_events).
   bool covered = false;
-  std::uint64_t id = 0;   // process-unique
-  std::uint64_t seq = 0;  // position on its stream
-  StreamState* stream = nullptr;   // valid while pending
+  std::uint64_t id = 0;           // process-unique
+  std::uint64_t seq = 0;          // position on its stream
+  StreamState* stream = nullptr;  // valid while pending
   std::uint64_t stream_id = 0;
   // Completion. None if recording it failed (completion unknown), or when
   // `covered`.

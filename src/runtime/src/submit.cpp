@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "submit.hpp"
 
 #include <algorithm>
@@ -103,9 +104,8 @@ bool overlaps(const AccessRequest& r, const Lease& l) noexcept {
                std::string("ordering ") + what + " on stream " + std::to_string(s.id) + " after allocation " +
                    std::to_string(a.id) + " on stream " + std::to_string(bs->id));
   a.birth_waited_by.store(s.id, std::memory_order_release);
-  TANDEM_TRACE("birth-wait stream %lu waits for alloc %lu born on stream %lu seq %lu: event %p%s",
-               s.id, a.id, bs->id,
-               a.birth_seq, e.raw, queued ? " (marker queued)" : "");
+  TANDEM_TRACE("birth-wait stream %lu waits for alloc %lu born on stream %lu seq %lu: event %p%s", s.id, a.id,
+               bs->id, a.birth_seq, e.raw, queued ? " (marker queued)" : "");
 }
 
 // An allocation is enqueued on its birth stream without an event. Its first
@@ -179,11 +179,12 @@ void resolve_conflicts(const StreamState& s, const AccessRequest* a, std::uint32
                             LeaseInfo{l->offset(), l->bytes(), l->mode(), l->owner->stream_id, l->owner->id},
                             LeaseInfo{r.offset, r.bytes, r.mode, s.id, 0});
       }
-      TANDEM_TRACE("conflict stream %lu alloc %lu [%lu,+%lu) mode %u vs sub %lu (stream %lu seq %lu) [%lu,+%lu) mode %u event %p",
-                   s.id, r.alloc->id, r.offset,
-                   r.bytes, static_cast<unsigned>(r.mode), l->owner->id,
-                   l->owner->stream_id, l->owner->seq,
-                   l->offset(), l->bytes(), static_cast<unsigned>(l->mode()), l->owner->event.raw);
+      TANDEM_TRACE(
+          "conflict stream %lu alloc %lu [%lu,+%lu) mode %u vs sub %lu (stream %lu seq %lu) [%lu,+%lu) mode "
+          "%u event %p",
+          s.id, r.alloc->id, r.offset, r.bytes, static_cast<unsigned>(r.mode), l->owner->id,
+          l->owner->stream_id, l->owner->seq, l->offset(), l->bytes(), static_cast<unsigned>(l->mode()),
+          l->owner->event.raw);
       if (base::mutant(base::Mutant::cross_stream_unordered)) continue;
       add_wait(waits, l->owner);
     }
@@ -229,10 +230,12 @@ std::uint32_t compact(SmallVector<Lease*, 2>& held, std::uint64_t stream) noexce
       continue;
     }
     const std::uint32_t taken = e->take_counts(Lease::kMaxCounts - handed_on);  // no longer tracked
-    if (taken == 0) [[unlikely]] continue;  // no room for them: it stays, with its counts
+    if (taken == 0) [[unlikely]]
+      continue;  // no room for them: it stays, with its counts
     held.swap_remove(i);
-    TANDEM_TRACE("compact alloc %lu: lease of sub %lu (seq %lu) covered by sub %lu (seq %lu), %u counts handed on",
-                 e->alloc->id, o.id, o.seq, newest->owner->id, newest_seq, taken);
+    TANDEM_TRACE(
+        "compact alloc %lu: lease of sub %lu (seq %lu) covered by sub %lu (seq %lu), %u counts handed on",
+        e->alloc->id, o.id, o.seq, newest->owner->id, newest_seq, taken);
     handed_on += taken;
   }
   return handed_on;
@@ -263,7 +266,8 @@ void withdraw_leases_locked(Submission& sub) noexcept TANDEM_NO_THREAD_SAFETY_AN
 // allocation, or inherits the counts of the entries it displaces. On a
 // throw (no memory for a tracker entry, a counter at its limit) nothing
 // stays published and no count is held.
-void publish_leases(Submission& sub, const AccessRequest* a, std::uint32_t n) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+void publish_leases(Submission& sub, const AccessRequest* a,
+                    std::uint32_t n) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   try {
     for (std::uint32_t i = 0; i < n; ++i) {
       auto& held = a[i].alloc->leases;
@@ -289,8 +293,8 @@ void publish_leases(Submission& sub, const AccessRequest* a, std::uint32_t n) TA
 // lease, event or queue entry is made.
 Submission* capture_locked(StreamState& s, SubmitSpec& spec) TANDEM_REQUIRES(s.mu) {
   if (spec.kind == SubmissionKind::graph_replay) {
-    throw Error(ErrorCode::unsupported, std::string(spec.what) + " on stream " + std::to_string(s.id) +
-                                            " while it captures a graph");
+    throw Error(ErrorCode::unsupported,
+                std::string(spec.what) + " on stream " + std::to_string(s.id) + " while it captures a graph");
   }
   const driver::Result r = spec.enqueue(s.handle);
   if (!r.ok()) s.ctx->fail(r, ErrorCode::driver, std::string("capturing ") + spec.what);
@@ -363,8 +367,8 @@ bool writes_the_new_allocation(const StreamState& s, const AccessRequest* a, std
 // allocations waits for the allocations, not for this work. Out of line
 // but not cold: the first launch after an allocation that does not write
 // it whole marks it.
-[[gnu::noinline]] void record_birth_mark(StreamState& s, const ContextState& ctx, driver::Backend& b, Submission& sub)
-    TANDEM_REQUIRES(s.mu) {
+[[gnu::noinline]] void record_birth_mark(StreamState& s, const ContextState& ctx, driver::Backend& b,
+                                         Submission& sub) TANDEM_REQUIRES(s.mu) {
   sub.birth_mark = s.take_event();
   if (!b.event_record(ctx.handle, sub.birth_mark, s.handle).ok()) {
     s.free_event(sub.birth_mark);  // they wait for `event` instead
@@ -373,8 +377,8 @@ bool writes_the_new_allocation(const StreamState& s, const AccessRequest* a, std
 }
 
 // Orders this stream after the conflicting submissions (order policy).
-[[gnu::cold, gnu::noinline]] void wait_for_conflicts(StreamState& s, const WaitEvents& events, const char* what)
-    TANDEM_REQUIRES(s.mu) {
+[[gnu::cold, gnu::noinline]] void wait_for_conflicts(StreamState& s, const WaitEvents& events,
+                                                     const char* what) TANDEM_REQUIRES(s.mu) {
   const ContextState& ctx = *s.ctx;
   for (const driver::EventHandle w : events) {
     ctx.check(ctx.backend().stream_wait_event(ctx.handle, s.handle, w),
@@ -385,9 +389,10 @@ bool writes_the_new_allocation(const StreamState& s, const AccessRequest* a, std
 
 // The driver refused the work (the caller marked it failed and gave up the
 // stream lock): takes back the submission's leases and record, and throws.
-[[noreturn, gnu::cold, gnu::noinline]] void enqueue_failed(StreamState& s, Submission* sub, const AccessRequest* a,
-                                                            std::uint32_t n, const driver::Result& r,
-                                                            const char* what) TANDEM_EXCLUDES(s.mu) {
+[[noreturn, gnu::cold, gnu::noinline]] void enqueue_failed(StreamState& s, Submission* sub,
+                                                           const AccessRequest* a, std::uint32_t n,
+                                                           const driver::Result& r, const char* what)
+    TANDEM_EXCLUDES(s.mu) {
   {
     TrackerLocks relock(a, n);
     withdraw_leases_locked(*sub);
@@ -402,16 +407,15 @@ bool writes_the_new_allocation(const StreamState& s, const AccessRequest* a, std
 
 #ifdef TANDEM_RUNTIME_TRACE
 void trace_submit(const StreamState& s, const Submission& sub, const WaitList& waits, const char* what) {
-  TANDEM_TRACE("submit %s sub %lu stream %lu seq %lu event %p birth_mark %p waits %zu", what,
-               sub.id, s.id, sub.seq, sub.event.raw,
-               sub.birth_mark.raw, waits.size());
+  TANDEM_TRACE("submit %s sub %lu stream %lu seq %lu event %p birth_mark %p waits %zu", what, sub.id, s.id,
+               sub.seq, sub.event.raw, sub.birth_mark.raw, waits.size());
   for (const Submission* w : waits) {
-    TANDEM_TRACE("  waits for sub %lu stream %lu seq %lu event %p", w->id,
-                 w->stream_id, w->seq, w->event.raw);
+    TANDEM_TRACE("  waits for sub %lu stream %lu seq %lu event %p", w->id, w->stream_id, w->seq,
+                 w->event.raw);
   }
   for (const Lease& l : sub.leases) {
-    TANDEM_TRACE("  lease alloc %lu [%lu,+%lu) mode %u counts %u", l.alloc->id,
-                 l.offset(), l.bytes(), static_cast<unsigned>(l.mode()), l.counts());
+    TANDEM_TRACE("  lease alloc %lu [%lu,+%lu) mode %u counts %u", l.alloc->id, l.offset(), l.bytes(),
+                 static_cast<unsigned>(l.mode()), l.counts());
   }
 }
 #endif
@@ -465,8 +469,9 @@ void trace_submit(const StreamState& s, const Submission& sub, const WaitList& w
 
 // After the driver call: the submission's completion event, its own or the
 // stream's next (shared).
-[[gnu::always_inline]] inline void record_completion(StreamState& s, const ContextState& ctx, driver::Backend& b,
-                                                     Submission& sub, bool cover) TANDEM_REQUIRES(s.mu) {
+[[gnu::always_inline]] inline void record_completion(StreamState& s, const ContextState& ctx,
+                                                     driver::Backend& b, Submission& sub, bool cover)
+    TANDEM_REQUIRES(s.mu) {
   if (cover) {
     ++s.shared_run;
     bump(s.shared_events, 1);
@@ -506,7 +511,8 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   TANDEM_LAUNCH_PHASE(check);
 
   StreamLock stream_lock(s.mu);
-  if (s.capture) [[unlikely]] capture_raced(s, spec.what);
+  if (s.capture) [[unlikely]]
+    capture_raced(s, spec.what);
   Submission* sub = s.take_submission();
   TANDEM_LAUNCH_PHASE(record);
   const bool marks_birth = s.unmarked_allocation && !writes_the_new_allocation(s, a, n);
@@ -514,7 +520,8 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   try {
     if (!cover) sub->event = s.take_event();
     if (marks_birth) record_birth_mark(s, ctx, b, *sub);
-    if (!wait_events.empty()) [[unlikely]] wait_for_conflicts(s, wait_events, spec.what);
+    if (!wait_events.empty()) [[unlikely]]
+      wait_for_conflicts(s, wait_events, spec.what);
     sub->leases.reserve(n);  // a graph replay's many in one allocation
     // Pooled records hold none (retirement and recycle() drop it).
     if (spec.keep_alive) [[unlikely]] {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // submit.hpp — the single path from "work + accesses" to a pending
 // submission with leases (spec/runtime.md §4; design-notes "Leases").
 #pragma once
@@ -27,8 +28,8 @@ struct SubmitSpec {
   // The driver call that enqueues the work on the given stream; runs with
   // the stream locked (the allocations' trackers are not).
   FunctionRef<driver::Result(driver::StreamHandle)> enqueue;
-  const char* what = "";                // for error messages
-  std::shared_ptr<void> keep_alive;     // held until retired
+  const char* what = "";             // for error messages
+  std::shared_ptr<void> keep_alive;  // held until retired
   bool want_future = true;
   // The accesses are in sort_accesses order already, and are not written:
   // a graph sorts its own once, and its replays share them.

@@ -1,11 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/testing/sim.hpp: the sim's controls and foreign memory, for tests,
 // benchmarks and the scenario engine.
-#include "tandem/testing/sim.hpp"
-
 #include <string>
 
 #include "platform_state.hpp"
 #include "tandem/errors.hpp"
+#include "tandem/testing/sim.hpp"
 
 namespace tandem::testing {
 
@@ -20,8 +20,8 @@ View adopt_foreign(const Platform& p, Context& ctx, DType t, std::uint64_t len) 
     const driver::Result r = b.mem_alloc(ch, bytes, ptr);
     if (!r.ok()) {
       throw Error(r.status == driver::Status::out_of_memory ? ErrorCode::out_of_memory : ErrorCode::driver,
-                  "foreign allocation of " + std::to_string(bytes) + " bytes outside the runtime failed: " +
-                      b.describe(r));
+                  "foreign allocation of " + std::to_string(bytes) +
+                      " bytes outside the runtime failed: " + b.describe(r));
     }
   }
   // The owner object: frees the memory with the driver when the runtime

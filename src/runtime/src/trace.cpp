@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/detail/trace.hpp"
 
 #ifdef TANDEM_RUNTIME_TRACE
@@ -17,7 +18,8 @@ void trace_line(const char* fmt, ...) noexcept {
   }();
   if (!on) return;
   static const auto t0 = std::chrono::steady_clock::now();
-  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+  const auto us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
   char body[512];
   va_list ap;
   va_start(ap, fmt);

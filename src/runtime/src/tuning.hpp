@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tuning.hpp — knobs read once from the environment, for measuring the
 // runtime's pacing on a given machine (docs/runtime.md, "Tuning"). A
 // malformed or missing value keeps the default: a typo in a tuning knob

@@ -1,11 +1,10 @@
-#include "view_factory.hpp"
-
+// SPDX-License-Identifier: Apache-2.0
 #include <limits>
 #include <string>
 
 #include "allocation_state.hpp"
-#include "record_hook.hpp"
 #include "context_state.hpp"
+#include "record_hook.hpp"
 #include "stream_state.hpp"
 #include "submission.hpp"
 #include "submit.hpp"
@@ -14,14 +13,13 @@
 #include "tandem/errors.hpp"
 #include "tandem/launch.hpp"
 #include "tandem/stream.hpp"
+#include "view_factory.hpp"
 
 namespace tandem {
 
 namespace {
 
-std::string alloc_name(const detail::AllocationState* a) {
-  return "allocation " + std::to_string(a->id);
-}
+std::string alloc_name(const detail::AllocationState* a) { return "allocation " + std::to_string(a->id); }
 
 std::string shape_text(std::span<const std::int64_t> shape) {
   std::string s = "[";
@@ -53,7 +51,8 @@ std::uint64_t checked_product(std::span<const std::int64_t> shape) {
 template <class Make>
 View recorded(ViewOrigin origin, const View& parent, const DeriveArgs& args, Make&& make) {
   Recorder* r = detail::active_recorder();
-  if (r == nullptr || !parent.valid()) [[likely]] return make();
+  if (r == nullptr || !parent.valid()) [[likely]]
+    return make();
   const ViewKey key = ViewKey::of(parent);
   try {
     // Paused: a view the derivation makes and drops on the way (a failed
@@ -82,8 +81,13 @@ View make_view(detail::AllocationState* a, DType dtype, std::uint64_t offset, st
 }
 
 View::View(View&& o) noexcept
-    : alloc_(std::exchange(o.alloc_, nullptr)), offset_(o.offset_), dtype_(o.dtype_),
-      rank_(o.rank_), tensor_(o.tensor_), atomic_(o.atomic_), shape_(o.shape_),
+    : alloc_(std::exchange(o.alloc_, nullptr)),
+      offset_(o.offset_),
+      dtype_(o.dtype_),
+      rank_(o.rank_),
+      tensor_(o.tensor_),
+      atomic_(o.atomic_),
+      shape_(o.shape_),
       strides_(o.strides_) {}
 
 View& View::operator=(View&& o) noexcept {
@@ -103,7 +107,8 @@ View& View::operator=(View&& o) noexcept {
 
 View::~View() {
   if (alloc_) {
-    if (Recorder* r = detail::active_recorder()) [[unlikely]] r->on_view_dropped(*this);
+    if (Recorder* r = detail::active_recorder()) [[unlikely]]
+      r->on_view_dropped(*this);
     alloc_->drop_view();
   }
 }
@@ -133,10 +138,9 @@ void View::require_unique(const char* what) const {
   require_valid(what);
   if (base::mutant(base::Mutant::transfer_ignores_aliases)) return;
   if (!is_unique()) {
-    throw Error(ErrorCode::aliased,
-                std::string(what) + " needs the only view of " + alloc_name(alloc_) + ", which has " +
-                    std::to_string(alloc_->views()) + " views and " + std::to_string(alloc_->graphs()) +
-                    " graph references");
+    throw Error(ErrorCode::aliased, std::string(what) + " needs the only view of " + alloc_name(alloc_) +
+                                        ", which has " + std::to_string(alloc_->views()) + " views and " +
+                                        std::to_string(alloc_->graphs()) + " graph references");
   }
 }
 
@@ -198,38 +202,53 @@ View View::share() const {
 }
 
 View View::slice(std::uint64_t offset, std::uint64_t len) const {
-  return recorded(ViewOrigin::slice, *this, [&] { DeriveArgs a; a.offset = offset; a.len = len; return a; }(), [&]() -> View {
-    require_valid("slice");
-    if (tensor_) throw Error(ErrorCode::unsupported, "slice of a tensor: use a tensor view with ranges");
-    const std::uint64_t count = element_count();
-    if (offset > count || len > count - offset) {
-      throw Error(ErrorCode::out_of_range, "slice [" + std::to_string(offset) + ", " +
-                                               std::to_string(offset) + " + " + std::to_string(len) +
-                                               ") of a " + std::to_string(count) + "-element view of " +
-                                               alloc_name(alloc_));
-    }
-    View v = derive(offset_ + offset * element_size(), false);
-    v.set_buffer(len);
-    return v;
-  });
+  return recorded(
+      ViewOrigin::slice, *this,
+      [&] {
+        DeriveArgs a;
+        a.offset = offset;
+        a.len = len;
+        return a;
+      }(),
+      [&]() -> View {
+        require_valid("slice");
+        if (tensor_) throw Error(ErrorCode::unsupported, "slice of a tensor: use a tensor view with ranges");
+        const std::uint64_t count = element_count();
+        if (offset > count || len > count - offset) {
+          throw Error(ErrorCode::out_of_range, "slice [" + std::to_string(offset) + ", " +
+                                                   std::to_string(offset) + " + " + std::to_string(len) +
+                                                   ") of a " + std::to_string(count) + "-element view of " +
+                                                   alloc_name(alloc_));
+        }
+        View v = derive(offset_ + offset * element_size(), false);
+        v.set_buffer(len);
+        return v;
+      });
 }
 
 View View::peel(std::uint64_t index) const {
-  return recorded(ViewOrigin::peel, *this, [&] { DeriveArgs a; a.index = index; return a; }(), [&]() -> View {
-    require_valid("peel");
-    if (index >= element_count()) {
-      throw Error(ErrorCode::out_of_range, "peel of element " + std::to_string(index) + " of a " +
-                                               std::to_string(element_count()) + "-element view of " +
-                                               alloc_name(alloc_));
-    }
-    View v;
-    {
-      const detail::RecordPause pause;  // recorded as the peel it is, not as a slice
-      v = slice(index, 1);
-    }
-    if (base::mutant(base::Mutant::peeled_leased_as_writer)) v.atomic_ = true;
-    return v;
-  });
+  return recorded(
+      ViewOrigin::peel, *this,
+      [&] {
+        DeriveArgs a;
+        a.index = index;
+        return a;
+      }(),
+      [&]() -> View {
+        require_valid("peel");
+        if (index >= element_count()) {
+          throw Error(ErrorCode::out_of_range, "peel of element " + std::to_string(index) + " of a " +
+                                                   std::to_string(element_count()) + "-element view of " +
+                                                   alloc_name(alloc_));
+        }
+        View v;
+        {
+          const detail::RecordPause pause;  // recorded as the peel it is, not as a slice
+          v = slice(index, 1);
+        }
+        if (base::mutant(base::Mutant::peeled_leased_as_writer)) v.atomic_ = true;
+        return v;
+      });
 }
 
 View View::atomic() const {
@@ -246,9 +265,8 @@ std::pair<View, View> View::split_at(std::uint64_t k) && {
   if (tensor_) throw Error(ErrorCode::unsupported, "split_at of a tensor: convert it to a buffer first");
   const std::uint64_t count = element_count();
   if (k > count) {
-    throw Error(ErrorCode::out_of_range, "split at " + std::to_string(k) + " of a " +
-                                             std::to_string(count) + "-element view of " +
-                                             alloc_name(alloc_));
+    throw Error(ErrorCode::out_of_range, "split at " + std::to_string(k) + " of a " + std::to_string(count) +
+                                             "-element view of " + alloc_name(alloc_));
   }
   View second = derive(offset_ + k * element_size(), false);
   second.set_buffer(count - k);
@@ -257,30 +275,51 @@ std::pair<View, View> View::split_at(std::uint64_t k) && {
   View first(std::move(*this));
   first.set_buffer(k);
   if (r != nullptr) {
-    r->on_view_derived(ViewOrigin::split_low, &*parent, first, [&] { DeriveArgs a; a.index = k; return a; }(), nullptr);
-    r->on_view_derived(ViewOrigin::split_high, nullptr, second, [&] { DeriveArgs a; a.index = k; return a; }(), nullptr);
+    r->on_view_derived(
+        ViewOrigin::split_low, &*parent, first,
+        [&] {
+          DeriveArgs a;
+          a.index = k;
+          return a;
+        }(),
+        nullptr);
+    r->on_view_derived(
+        ViewOrigin::split_high, nullptr, second,
+        [&] {
+          DeriveArgs a;
+          a.index = k;
+          return a;
+        }(),
+        nullptr);
   }
   return {std::move(first), std::move(second)};
 }
 
 View View::to_tensor(std::span<const std::int64_t> shape) && {
-  return recorded(ViewOrigin::to_tensor, *this, [&] { DeriveArgs a; a.shape = shape; return a; }(), [&]() -> View {
-    require_valid("to_tensor");
-    if (tensor_) throw Error(ErrorCode::unsupported, "to_tensor of a view that is already a tensor");
-    if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "to_tensor of a strided view");
-    const std::uint64_t n = checked_product(shape);
-    if (n != element_count()) {
-      throw Error(ErrorCode::out_of_range, "to_tensor with shape " + shape_text(shape) + " (" +
-                                               std::to_string(n) + " elements) of a " +
-                                               std::to_string(element_count()) + "-element buffer of " +
-                                               alloc_name(alloc_));
-    }
-    require_unique("to_tensor (an ownership transfer)");
-    View t(std::move(*this));
-    t.tensor_ = true;
-    t.set_contiguous_shape(shape);
-    return t;
-  });
+  return recorded(
+      ViewOrigin::to_tensor, *this,
+      [&] {
+        DeriveArgs a;
+        a.shape = shape;
+        return a;
+      }(),
+      [&]() -> View {
+        require_valid("to_tensor");
+        if (tensor_) throw Error(ErrorCode::unsupported, "to_tensor of a view that is already a tensor");
+        if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "to_tensor of a strided view");
+        const std::uint64_t n = checked_product(shape);
+        if (n != element_count()) {
+          throw Error(ErrorCode::out_of_range, "to_tensor with shape " + shape_text(shape) + " (" +
+                                                   std::to_string(n) + " elements) of a " +
+                                                   std::to_string(element_count()) + "-element buffer of " +
+                                                   alloc_name(alloc_));
+        }
+        require_unique("to_tensor (an ownership transfer)");
+        View t(std::move(*this));
+        t.tensor_ = true;
+        t.set_contiguous_shape(shape);
+        return t;
+      });
 }
 
 View View::into_buffer() && {
@@ -315,69 +354,86 @@ View View::as_buffer() const {
 
 View View::tensor_view(std::optional<std::span<const std::int64_t>> shape,
                        std::optional<std::span<const DimRange>> ranges) const {
-  return recorded(ViewOrigin::tensor_view, *this, [&] { DeriveArgs a; a.shape = shape.value_or(std::span<const std::int64_t>{}); a.ranges = ranges.value_or(std::span<const DimRange>{}); return a; }(), [&]() -> View {
-    require_valid("tensor_view");
-    if (!tensor_) throw Error(ErrorCode::unsupported, "tensor_view of a view that is not a tensor");
-    View v = derive(offset_, true);
-    if (shape) {
-      if (!is_contiguous()) {
-        throw Error(ErrorCode::non_contiguous, "reshape of a non-contiguous tensor view with shape " +
-                                                   shape_text(this->shape()));
-      }
-      if (checked_product(*shape) != element_count()) {
-        throw Error(ErrorCode::out_of_range, "reshape from " + shape_text(this->shape()) + " to " +
-                                                 shape_text(*shape) + " changes the element count");
-      }
-      v.set_contiguous_shape(*shape);
-    }
-    if (ranges) {
-      if (ranges->size() != static_cast<std::size_t>(v.rank_)) {
-        throw Error(ErrorCode::out_of_range, "tensor view with " + std::to_string(ranges->size()) +
-                                                 " ranges of a rank-" + std::to_string(v.rank_) + " tensor");
-      }
-      std::uint64_t offset = v.offset_;
-      for (int k = 0; k < v.rank_; ++k) {
-        const DimRange r = (*ranges)[k];
-        if (r.begin < 0 || r.end < r.begin || r.end > v.shape_[k]) {
-          throw Error(ErrorCode::out_of_range,
-                      "range [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
-                          ") of dimension " + std::to_string(k) + " (size " +
-                          std::to_string(v.shape_[k]) + ") of " + alloc_name(alloc_));
+  return recorded(
+      ViewOrigin::tensor_view, *this,
+      [&] {
+        DeriveArgs a;
+        a.shape = shape.value_or(std::span<const std::int64_t>{});
+        a.ranges = ranges.value_or(std::span<const DimRange>{});
+        return a;
+      }(),
+      [&]() -> View {
+        require_valid("tensor_view");
+        if (!tensor_) throw Error(ErrorCode::unsupported, "tensor_view of a view that is not a tensor");
+        View v = derive(offset_, true);
+        if (shape) {
+          if (!is_contiguous()) {
+            throw Error(ErrorCode::non_contiguous,
+                        "reshape of a non-contiguous tensor view with shape " + shape_text(this->shape()));
+          }
+          if (checked_product(*shape) != element_count()) {
+            throw Error(ErrorCode::out_of_range, "reshape from " + shape_text(this->shape()) + " to " +
+                                                     shape_text(*shape) + " changes the element count");
+          }
+          v.set_contiguous_shape(*shape);
         }
-        offset += static_cast<std::uint64_t>(r.begin * v.strides_[k]) * element_size();
-        v.shape_[k] = r.end - r.begin;
-      }
-      v.offset_ = offset;
-    }
-    return v;
-  });
+        if (ranges) {
+          if (ranges->size() != static_cast<std::size_t>(v.rank_)) {
+            throw Error(ErrorCode::out_of_range, "tensor view with " + std::to_string(ranges->size()) +
+                                                     " ranges of a rank-" + std::to_string(v.rank_) +
+                                                     " tensor");
+          }
+          std::uint64_t offset = v.offset_;
+          for (int k = 0; k < v.rank_; ++k) {
+            const DimRange r = (*ranges)[k];
+            if (r.begin < 0 || r.end < r.begin || r.end > v.shape_[k]) {
+              throw Error(ErrorCode::out_of_range,
+                          "range [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
+                              ") of dimension " + std::to_string(k) + " (size " +
+                              std::to_string(v.shape_[k]) + ") of " + alloc_name(alloc_));
+            }
+            offset += static_cast<std::uint64_t>(r.begin * v.strides_[k]) * element_size();
+            v.shape_[k] = r.end - r.begin;
+          }
+          v.offset_ = offset;
+        }
+        return v;
+      });
 }
 
 View View::reinterpret(DType to) && {
-  return recorded(ViewOrigin::reinterpret, *this, [&] { DeriveArgs a; a.dtype = to; return a; }(), [&]() -> View {
-    require_valid("reinterpret");
-    if (to == DType::boolean) {
-      throw Error(ErrorCode::invalid_dtype, "reinterpret to bool: bytes must be validated, use to_bool_checked");
-    }
-    if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "reinterpret of a strided view");
-    const std::uint64_t bytes = element_count() * element_size();
-    const std::uint32_t size = dtype_size(to);
-    const std::int64_t last = shape_[rank_ - 1] * element_size();
-    if (bytes % size != 0 || offset_ % size != 0 || last % size != 0) {
-      throw Error(ErrorCode::out_of_range,
-                  "reinterpret of " + std::to_string(bytes) + " bytes at offset " +
-                      std::to_string(offset_) + " of " + alloc_name(alloc_) + " as " +
-                      std::string(dtype_name(to)) + " (" + std::to_string(size) +
-                      "-byte elements): the length and offset must be multiples of the new size");
-    }
-    require_unique("reinterpret (a change of element type)");
-    std::array<std::int64_t, kMaxRank> shape = shape_;
-    shape[rank_ - 1] = last / size;
-    View v(std::move(*this));
-    v.dtype_ = to;
-    v.set_contiguous_shape({shape.data(), static_cast<std::size_t>(v.rank_)});
-    return v;
-  });
+  return recorded(
+      ViewOrigin::reinterpret, *this,
+      [&] {
+        DeriveArgs a;
+        a.dtype = to;
+        return a;
+      }(),
+      [&]() -> View {
+        require_valid("reinterpret");
+        if (to == DType::boolean) {
+          throw Error(ErrorCode::invalid_dtype,
+                      "reinterpret to bool: bytes must be validated, use to_bool_checked");
+        }
+        if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "reinterpret of a strided view");
+        const std::uint64_t bytes = element_count() * element_size();
+        const std::uint32_t size = dtype_size(to);
+        const std::int64_t last = shape_[rank_ - 1] * element_size();
+        if (bytes % size != 0 || offset_ % size != 0 || last % size != 0) {
+          throw Error(ErrorCode::out_of_range,
+                      "reinterpret of " + std::to_string(bytes) + " bytes at offset " +
+                          std::to_string(offset_) + " of " + alloc_name(alloc_) + " as " +
+                          std::string(dtype_name(to)) + " (" + std::to_string(size) +
+                          "-byte elements): the length and offset must be multiples of the new size");
+        }
+        require_unique("reinterpret (a change of element type)");
+        std::array<std::int64_t, kMaxRank> shape = shape_;
+        shape[rank_ - 1] = last / size;
+        View v(std::move(*this));
+        v.dtype_ = to;
+        v.set_contiguous_shape({shape.data(), static_cast<std::size_t>(v.rank_)});
+        return v;
+      });
 }
 
 View View::to_bool_checked(StreamRef stream) && {
@@ -386,8 +442,8 @@ View View::to_bool_checked(StreamRef stream) && {
   return recorded(ViewOrigin::reinterpret, *this, args, [&]() -> View {
     require_valid("to_bool_checked");
     if (dtype_ != DType::u8 && dtype_ != DType::i8) {
-      throw Error(ErrorCode::invalid_dtype, "a bool view is made from u8 or i8 bytes, not " +
-                                                std::string(dtype_name(dtype_)));
+      throw Error(ErrorCode::invalid_dtype,
+                  "a bool view is made from u8 or i8 bytes, not " + std::string(dtype_name(dtype_)));
     }
     require_unique("conversion to bool (a change of element type)");
     std::vector<std::byte> bytes;
@@ -399,7 +455,8 @@ View View::to_bool_checked(StreamRef stream) && {
       const auto b = std::to_integer<unsigned>(bytes[i]);
       if (b > 1) {
         throw Error(ErrorCode::invalid_dtype, "byte " + std::to_string(i) + " of " + alloc_name(alloc_) +
-                                                  " is " + std::to_string(b) + ", not 0 or 1: not a valid bool");
+                                                  " is " + std::to_string(b) +
+                                                  ", not 0 or 1: not a valid bool");
       }
     }
     View v(std::move(*this));
@@ -423,7 +480,8 @@ View adopt(const Context& ctx, driver::DevicePtr ptr, DType dtype, std::uint64_t
   detail::ContextState& c = *ctx.state();
   if (count > std::numeric_limits<std::uint64_t>::max() / dtype_size(dtype)) {
     throw Error(ErrorCode::out_of_range, "adopting " + std::to_string(count) + " elements of " +
-                                             std::string(dtype_name(dtype)) + ": the byte size overflows 64 bits");
+                                             std::string(dtype_name(dtype)) +
+                                             ": the byte size overflows 64 bits");
   }
   const std::uint64_t bytes = count * dtype_size(dtype);
   if (bytes > detail::Lease::kMaxBytes) {  // a lease's range is 48 bits (submission.hpp)
@@ -431,8 +489,9 @@ View adopt(const Context& ctx, driver::DevicePtr ptr, DType dtype, std::uint64_t
                 "adopting " + std::to_string(bytes) + " bytes: tandem tracks allocations below 2^48 bytes");
   }
   if (ptr == 0 && bytes != 0) throw Error(ErrorCode::invalid_handle, "adopting a null device pointer");
-  View v = make_view(detail::AllocationState::create(c, ptr, bytes, detail::Origin::foreign, std::move(owner)),
-                     dtype, 0, count);
+  View v =
+      make_view(detail::AllocationState::create(c, ptr, bytes, detail::Origin::foreign, std::move(owner)),
+                dtype, 0, count);
   if (Recorder* r = detail::active_recorder()) [[unlikely]] {
     DeriveArgs a;
     a.len = count;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // view_factory.hpp — how runtime code makes a View from an allocation.
 #pragma once
 

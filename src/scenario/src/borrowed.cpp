@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // borrowed.cpp — making, lending, checking and destroying what the run
 // borrows to the runtime.
 #include "borrowed.hpp"

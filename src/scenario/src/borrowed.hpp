@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // borrowed.hpp — driver objects a run makes outside the runtime and lends
 // to it (the ops borrow_stream and borrow_context; spec/runtime.md §2:
 // a borrowed stream or context is never destroyed by the runtime).

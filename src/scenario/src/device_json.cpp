@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tandem/scenario/device_json.hpp"
 
 namespace tandem::scenario {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "element_codec.hpp"
 
 #include <bit>
@@ -64,15 +65,18 @@ void random_element(DType t, std::uint64_t bits, std::byte* out) noexcept {
 // iota as the SIMT kernel computes it: fma(T(i), step, start) in T.
 void iota_element(DType t, double start, double step, std::uint64_t i, std::byte* out) noexcept {
   switch (t) {
-    case DType::f32: case DType::tf32:
+    case DType::f32:
+    case DType::tf32:
       store<float>(out, std::fma(static_cast<float>(i), static_cast<float>(step), static_cast<float>(start)));
       return;
     case DType::f64:
       store<double>(out, std::fma(static_cast<double>(i), step, start));
       return;
-    case DType::f16: case DType::bf16:
-      encode_element(t, static_cast<double>(std::fma(static_cast<float>(i), static_cast<float>(step),
-                                                     static_cast<float>(start))),
+    case DType::f16:
+    case DType::bf16:
+      encode_element(t,
+                     static_cast<double>(std::fma(static_cast<float>(i), static_cast<float>(step),
+                                                  static_cast<float>(start))),
                      out);
       return;
     case DType::boolean:
@@ -90,11 +94,22 @@ void iota_element(DType t, double start, double step, std::uint64_t i, std::byte
 
 void encode_element(DType t, double v, std::byte* out) noexcept {
   switch (t) {
-    case DType::f32: case DType::tf32: store<float>(out, static_cast<float>(v)); return;
-    case DType::f64: store<double>(out, v); return;
-    case DType::f16: store<std::uint16_t>(out, hn::to_half(static_cast<float>(v)).bits); return;
-    case DType::bf16: store<std::uint16_t>(out, hn::to_bfloat16(static_cast<float>(v)).bits); return;
-    case DType::boolean: store<std::uint8_t>(out, v != 0.0 ? 1 : 0); return;
+    case DType::f32:
+    case DType::tf32:
+      store<float>(out, static_cast<float>(v));
+      return;
+    case DType::f64:
+      store<double>(out, v);
+      return;
+    case DType::f16:
+      store<std::uint16_t>(out, hn::to_half(static_cast<float>(v)).bits);
+      return;
+    case DType::bf16:
+      store<std::uint16_t>(out, hn::to_bfloat16(static_cast<float>(v)).bits);
+      return;
+    case DType::boolean:
+      store<std::uint8_t>(out, v != 0.0 ? 1 : 0);
+      return;
     default: {
       const std::uint64_t w = wrap_integer(v);
       std::memcpy(out, &w, dtype_size(t));
@@ -105,29 +120,43 @@ void encode_element(DType t, double v, std::byte* out) noexcept {
 
 double decode_element(DType t, const std::byte* in) noexcept {
   switch (t) {
-    case DType::f32: case DType::tf32: return load<float>(in);
-    case DType::f64: return load<double>(in);
-    case DType::f16: return hn::to_float(half{load<std::uint16_t>(in)});
-    case DType::bf16: return hn::to_float(bfloat16{load<std::uint16_t>(in)});
-    case DType::i8: return load<std::int8_t>(in);
-    case DType::i32: return load<std::int32_t>(in);
-    case DType::i64: return static_cast<double>(load<std::int64_t>(in));
-    case DType::u32: return load<std::uint32_t>(in);
-    case DType::u64: return static_cast<double>(load<std::uint64_t>(in));
-    default: return load<std::uint8_t>(in);  // u8, bool, the 8-bit storage formats
+    case DType::f32:
+    case DType::tf32:
+      return load<float>(in);
+    case DType::f64:
+      return load<double>(in);
+    case DType::f16:
+      return hn::to_float(half{load<std::uint16_t>(in)});
+    case DType::bf16:
+      return hn::to_float(bfloat16{load<std::uint16_t>(in)});
+    case DType::i8:
+      return load<std::int8_t>(in);
+    case DType::i32:
+      return load<std::int32_t>(in);
+    case DType::i64:
+      return static_cast<double>(load<std::int64_t>(in));
+    case DType::u32:
+      return load<std::uint32_t>(in);
+    case DType::u64:
+      return static_cast<double>(load<std::uint64_t>(in));
+    default:
+      return load<std::uint8_t>(in);  // u8, bool, the 8-bit storage formats
   }
 }
 
 double form_value(DType t, const ValueForm& form, std::uint64_t i) noexcept {
   switch (form.kind) {
-    case ValueForm::Kind::fill: return form.fill;
-    case ValueForm::Kind::values: return i < form.values.size() ? form.values[i] : 0.0;
+    case ValueForm::Kind::fill:
+      return form.fill;
+    case ValueForm::Kind::values:
+      return i < form.values.size() ? form.values[i] : 0.0;
     case ValueForm::Kind::iota: {
       std::byte b[8] = {};
       iota_element(t, form.iota_start, form.iota_step, i, b);
       return decode_element(t, b);
     }
-    default: return 0.0;
+    default:
+      return 0.0;
   }
 }
 
@@ -142,7 +171,8 @@ std::vector<std::byte> make_elements(DType t, const ValueForm& form, std::uint64
       break;
     }
     case ValueForm::Kind::iota:
-      for (std::uint64_t i = 0; i < count; ++i) iota_element(t, form.iota_start, form.iota_step, i, out.data() + i * es);
+      for (std::uint64_t i = 0; i < count; ++i)
+        iota_element(t, form.iota_start, form.iota_step, i, out.data() + i * es);
       break;
     case ValueForm::Kind::random: {
       std::uint64_t state = form.seed;
@@ -169,7 +199,8 @@ bool same_element(DType t, const std::byte* a, const std::byte* b) noexcept {
 }
 
 std::string element_text(DType t, const std::byte* in) {
-  if (t == DType::boolean) return load<std::uint8_t>(in) == 0 ? "false" : load<std::uint8_t>(in) == 1 ? "true" : "invalid-bool";
+  if (t == DType::boolean)
+    return load<std::uint8_t>(in) == 0 ? "false" : load<std::uint8_t>(in) == 1 ? "true" : "invalid-bool";
   if (t == DType::i64) return std::to_string(load<std::int64_t>(in));
   if (t == DType::u64) return std::to_string(load<std::uint64_t>(in));
   std::ostringstream s;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // element_codec.hpp — scenario numbers <-> device element bytes.
 //
 // A scenario writes every value as a JSON number; the device holds elements

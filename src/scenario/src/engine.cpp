@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // engine.cpp — the run: setup, repetitions of the body (steps, then the
 // threads), the end-of-run measurements and the outcome.
 #include "engine.hpp"
@@ -115,7 +116,8 @@ void Engine::init_contents(const CompiledStep& st, ThreadState& t, const View& v
     const kernels::KernelEntry* k = nullptr;
     if (bytes > kKernelInitBytes && !shadow_on &&
         (form.kind == ValueForm::Kind::fill || form.kind == ValueForm::Kind::iota)) {
-      k = kernels::find(kernels::Model::simt, form.kind == ValueForm::Kind::fill ? "fill" : "iota", v.dtype());
+      k = kernels::find(kernels::Model::simt, form.kind == ValueForm::Kind::fill ? "fill" : "iota",
+                        v.dtype());
     }
     if (k != nullptr) {  // a large buffer: fill it on the device instead of staging it on the host
       std::vector<kernels::Arg> args{kernels::Arg::of(v)};
@@ -181,8 +183,10 @@ RunResult Engine::run() {
   const auto start = Clock::now();
   RunRecord& rec = recorder.run();
   rec.tool = {{"name", "tandem"}, {"version", options.tool_version}, {"git", options.tool_git}};
-  rec.scenario = {{"name", scenario.name}, {"file", scenario.file},
-                  {"sha256", options.file_text.empty() ? ojson(nullptr) : ojson(sha256_hex(options.file_text))}};
+  rec.scenario = {
+      {"name", scenario.name},
+      {"file", scenario.file},
+      {"sha256", options.file_text.empty() ? ojson(nullptr) : ojson(sha256_hex(options.file_text))}};
   repetitions_ = options.repeat.value_or(scenario.repeat);
   rec.repetitions = repetitions_;
   if (options.progress) options.progress->repetitions.store(repetitions_);
@@ -279,9 +283,10 @@ void Engine::release_borrowed() {
 
 Outcome Engine::conclude() {
   RunRecord& rec = recorder.run();
-  const bool device_error =
-      std::any_of(rec.errors.begin(), rec.errors.end(), [](const ErrorRecord& e) { return e.code == "driver"; });
-  const bool checks_ok = std::all_of(rec.checks.begin(), rec.checks.end(), [](const CheckRecord& c) { return c.ok; });
+  const bool device_error = std::any_of(rec.errors.begin(), rec.errors.end(),
+                                        [](const ErrorRecord& e) { return e.code == "driver"; });
+  const bool checks_ok =
+      std::all_of(rec.checks.begin(), rec.checks.end(), [](const CheckRecord& c) { return c.ok; });
   if (device_error) {
     rec.status = "error";
     return Outcome::error;
@@ -335,7 +340,8 @@ void Engine::measure_vram_end() {
       r.ok = static_cast<std::uint64_t>(delta < 0 ? -delta : delta) <= kDefaultVramTolerance;
       if (d == scenario.device) rec.vram = r;
     } catch (const Error& e) {
-      rec.notes.push_back("final free-memory measurement of device " + std::to_string(d) + " failed: " + e.what());
+      rec.notes.push_back("final free-memory measurement of device " + std::to_string(d) +
+                          " failed: " + e.what());
     }
   }
   if (scenario.devices.size() < 2) rec.vram_devices.clear();  // one device: the top-level figures say it all

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // engine.hpp — runs a compiled scenario: the steps of each thread, the
 // repetitions, the measurements at the end. The ops (ops/*.cpp) run against
 // it: the session (platform, contexts, streams), the handle table, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // handle_table.cpp — slots, the uniqueness model and graph references.
 #include "handle_table.hpp"
 
@@ -47,7 +48,8 @@ HandleTable::~HandleTable() {
 }
 
 std::shared_ptr<Handle> HandleTable::wrap(std::unique_ptr<Handle> h) {
-  if (h->kind == Handle::Kind::view && h->view.valid()) ++shard(h->view.allocation_id()).model[h->view.allocation_id()].views;
+  if (h->kind == Handle::Kind::view && h->view.valid())
+    ++shard(h->view.allocation_id()).model[h->view.allocation_id()].views;
   return std::shared_ptr<Handle>(h.release(), [this](Handle* p) { destroy(p); });
 }
 
@@ -70,7 +72,8 @@ void HandleTable::destroy(Handle* h) noexcept {
 std::shared_ptr<Handle> HandleTable::find_locked(SlotState& s) {
   if (!s.handle) {
     fail(ErrorCode::invalid_handle,
-         "handle '" + s.name + "' " + (s.watch ? "was dropped or consumed" : "does not exist (never created)"));
+         "handle '" + s.name + "' " +
+             (s.watch ? "was dropped or consumed" : "does not exist (never created)"));
   }
   return s.handle;
 }
@@ -78,16 +81,16 @@ std::shared_ptr<Handle> HandleTable::find_locked(SlotState& s) {
 std::shared_ptr<Handle> HandleTable::view_locked(SlotState& s, Role role) {
   std::shared_ptr<Handle> h = find_locked(s);
   if (h->kind != Handle::Kind::view) {
-    fail(ErrorCode::invalid_handle, std::string(role.a) + role.b + role.c + " '" + s.name + "' is a " + kind_of(*h) +
-                                        ", not a buffer or tensor");
+    fail(ErrorCode::invalid_handle, std::string(role.a) + role.b + role.c + " '" + s.name + "' is a " +
+                                        kind_of(*h) + ", not a buffer or tensor");
   }
   return h;
 }
 
 void HandleTable::require_free_locked(SlotState& s) {
   if (s.handle) {
-    fail(ErrorCode::invalid_handle,
-         "cannot create handle '" + s.name + "': the name holds a live " + kind_of(*s.handle) + " (drop it first)");
+    fail(ErrorCode::invalid_handle, "cannot create handle '" + s.name + "': the name holds a live " +
+                                        kind_of(*s.handle) + " (drop it first)");
   }
 }
 
@@ -113,8 +116,9 @@ Stream HandleTable::stream(Slot s) {
   SlotState& st = *slots_[s];
   base::Guard g(st.mu);
   if (!st.handle || st.handle->kind != Handle::Kind::stream) {
-    fail(ErrorCode::invalid_handle, "stream '" + st.name + "' was dropped" +
-                                        (!st.handle ? "" : " (the name now holds a " + kind_of(*st.handle) + ")"));
+    fail(ErrorCode::invalid_handle,
+         "stream '" + st.name + "' was dropped" +
+             (!st.handle ? "" : " (the name now holds a " + kind_of(*st.handle) + ")"));
   }
   return *st.handle->stream;
 }
@@ -230,8 +234,8 @@ void HandleTable::put_borrowed(Slot s, Context context) {
 }
 
 // Locks (several slots at once) is beyond the analysis: it holds each slot used here.
-void HandleTable::derive(Slot id, Slot of, const std::function<View(const View&)>& make)
-    TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+void HandleTable::derive(Slot id, Slot of,
+                         const std::function<View(const View&)>& make) TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   Locks locks(*this, {id, of});
   require_free_locked(*slots_[id]);
   const std::shared_ptr<Handle> h = view_locked(*slots_[of], {"view"});
@@ -376,13 +380,16 @@ void HandleTable::release_graph(const GraphRecord& r) {
     base::Guard lk(replays_mu_);
     replays = r.replays;
   }
-  const bool pending = std::any_of(replays.begin(), replays.end(),
-                                   [](const LaunchFuture& f) { return f.status() != SubmissionStatus::retired; });
+  const bool pending = std::any_of(replays.begin(), replays.end(), [](const LaunchFuture& f) {
+    return f.status() != SubmissionStatus::retired;
+  });
   for (std::uint64_t a : r.allocations) {
     Shard& sh = shard(a);
     base::Guard m(sh.mu);
-    if (pending) ++sh.model[a].uncertain;
-    else drop_graph_ref(sh, a);
+    if (pending)
+      ++sh.model[a].uncertain;
+    else
+      drop_graph_ref(sh, a);
   }
   if (!pending) return;
   base::Guard g(releasing_mu_);
@@ -398,7 +405,8 @@ void HandleTable::settle_graph_releases() {
     const bool quarantined = std::any_of(p.replays.begin(), p.replays.end(), [](const LaunchFuture& f) {
       return f.status() == SubmissionStatus::quarantined;
     });
-    const bool done = std::all_of(p.replays.begin(), p.replays.end(), [](const LaunchFuture& f) { return f.done(); });
+    const bool done =
+        std::all_of(p.replays.begin(), p.replays.end(), [](const LaunchFuture& f) { return f.done(); });
     if (!done || quarantined) {  // quarantined replays keep the graph forever: stays uncertain
       ++it;
       continue;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // handle_table.hpp — what a run's handle names hold, by slot, and the
 // engine's own count of what holds each allocation (the uniqueness model).
 //
@@ -57,7 +58,7 @@ class HandleTable {
   [[nodiscard]] std::shared_ptr<Handle> view(Slot s, Role role);
   [[nodiscard]] Stream stream(Slot s);
   [[nodiscard]] bool holds_stream(Slot s);
-  [[nodiscard]] Context context(Slot s);  // "'x' is a ..., not a borrowed context"
+  [[nodiscard]] Context context(Slot s);      // "'x' is a ..., not a borrowed context"
   [[nodiscard]] LaunchFuture future(Slot s);  // "wait: 'x' is a ..., not a future"
   [[nodiscard]] std::shared_ptr<Handle> graph(Slot s);
   [[nodiscard]] std::optional<AllocationWatch> watch(Slot s);  // the last view named in it, if any
@@ -69,7 +70,7 @@ class HandleTable {
   std::shared_ptr<Handle> put_view(Slot s, View v);
   void put_future(Slot s, LaunchFuture f);
   void put_graph(Slot s, std::shared_ptr<GraphRecord> g);  // counts its references
-  void put_stream(Slot s, Stream st);  // a declared stream: replaces what the name held
+  void put_stream(Slot s, Stream st);                      // a declared stream: replaces what the name held
   // A borrowed stream or context: the name must be free.
   void put_borrowed(Slot s, Stream st);
   void put_borrowed(Slot s, Context c);
@@ -140,7 +141,7 @@ class HandleTable {
   base::Mutex releasing_mu_;
   std::vector<PendingRelease> releasing_ TANDEM_GUARDED_BY(releasing_mu_);
   std::atomic<std::size_t> releasing_count_{0};  // releasing_.size(), read without the lock
-  base::Mutex replays_mu_;  // every GraphRecord's `replays`
+  base::Mutex replays_mu_;                       // every GraphRecord's `replays`
   base::Mutex forgotten_mu_;
   // Never dropped during the run: they go after the report is written.
   std::vector<std::shared_ptr<Handle>> forgotten_ TANDEM_GUARDED_BY(forgotten_mu_);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // handles.hpp — what a scenario's handle names refer to while it runs.
 //
 // Names are global to a scenario (every thread sees them). A name holds a
@@ -46,11 +47,16 @@ struct Handle {
 
   [[nodiscard]] std::string_view kind_name() const noexcept {
     switch (kind) {
-      case Kind::view: return view.is_tensor() ? "tensor" : "buffer";
-      case Kind::future: return "future";
-      case Kind::graph: return "graph";
-      case Kind::stream: return "stream";
-      case Kind::context: return "context";
+      case Kind::view:
+        return view.is_tensor() ? "tensor" : "buffer";
+      case Kind::future:
+        return "future";
+      case Kind::graph:
+        return "graph";
+      case Kind::stream:
+        return "stream";
+      case Kind::context:
+        return "context";
     }
     return "handle";
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // json_reader.cpp — the typed field readers and the message helpers.
 #include "json_reader.hpp"
 
@@ -23,7 +24,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
-
 }  // namespace
 
 // " (did you mean 'x'?)" when a candidate is close enough, else "".
@@ -43,7 +43,8 @@ std::string did_you_mean(std::string_view got, const std::vector<std::string>& c
     // A prefix of a known name ("memory" -> "memory_bytes") is a good hint too.
     if (got.size() >= 3)
       for (const auto& c : candidates)
-        if (c.size() > got.size() && c.compare(0, got.size(), got) == 0) return " (did you mean '" + c + "'?)";
+        if (c.size() > got.size() && c.compare(0, got.size(), got) == 0)
+          return " (did you mean '" + c + "'?)";
     return "";
   }
   return " (did you mean '" + best + "'?)";
@@ -58,15 +59,24 @@ std::string list(const std::vector<std::string>& v) {
 std::string describe(const json& j) {
   std::string kind;
   switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return j.get<bool>() ? "true" : "false";
-    case json::value_t::string: kind = "string "; break;
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return j.get<bool>() ? "true" : "false";
+    case json::value_t::string:
+      kind = "string ";
+      break;
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
-    case json::value_t::number_float: kind = "number "; break;
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    default: return "a value";
+    case json::value_t::number_float:
+      kind = "number ";
+      break;
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    default:
+      return "a value";
   }
   std::string d = j.dump(-1, ' ', false, json::error_handler_t::replace);
   if (d.size() > 48) d = d.substr(0, 45) + "...";
@@ -107,7 +117,7 @@ bool Reader::name_str(const json& j, const std::string& p, std::string& out) {
   return true;
 }
 bool Reader::enum_str(const json& j, const std::string& p, const std::vector<std::string>& allowed,
-              std::string& out) {
+                      std::string& out) {
   if (j.is_string()) {
     const auto& v = j.get_ref<const std::string&>();
     if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) {
@@ -121,9 +131,8 @@ bool Reader::enum_str(const json& j, const std::string& p, const std::vector<std
   return false;
 }
 bool Reader::uint_in(const json& j, const std::string& p, std::uint64_t lo, std::uint64_t hi,
-             std::uint64_t& out) {
-  const std::string want =
-      "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+                     std::uint64_t& out) {
+  const std::string want = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   if (j.is_number_unsigned()) {
     const auto v = j.get<std::uint64_t>();
     if (v >= lo && v <= hi) {
@@ -168,8 +177,10 @@ bool Reader::stream_name(const json& j, const std::string& p, std::optional<std:
   if (std::find(streams.begin(), streams.end(), n) == streams.end()) {
     std::vector<std::string> declared;
     for (const std::string& d : streams)
-      if (std::find(borrowed_streams.begin(), borrowed_streams.end(), d) == borrowed_streams.end()) declared.push_back(d);
-    error(p, "unknown stream '" + n + "'" + did_you_mean(n, streams) + "; declared streams: [" + list(declared) + "]" +
+      if (std::find(borrowed_streams.begin(), borrowed_streams.end(), d) == borrowed_streams.end())
+        declared.push_back(d);
+    error(p, "unknown stream '" + n + "'" + did_you_mean(n, streams) + "; declared streams: [" +
+                 list(declared) + "]" +
                  (borrowed_streams.empty() ? "" : "; borrowed streams: [" + list(borrowed_streams) + "]"));
     return false;
   }
@@ -177,9 +188,9 @@ bool Reader::stream_name(const json& j, const std::string& p, std::optional<std:
   return true;
 }
 bool Reader::dims_list(const json& j, const std::string& p, std::size_t min_rank, std::size_t max_rank,
-               std::int64_t lo, std::vector<std::int64_t>& out) {
-  const std::string want = "an array of " + std::to_string(min_rank) + " to " +
-                           std::to_string(max_rank) + " integers >= " + std::to_string(lo);
+                       std::int64_t lo, std::vector<std::int64_t>& out) {
+  const std::string want = "an array of " + std::to_string(min_rank) + " to " + std::to_string(max_rank) +
+                           " integers >= " + std::to_string(lo);
   if (!j.is_array() || j.size() < min_rank || j.size() > max_rank) {
     expected(p, want, j);
     return false;
@@ -229,8 +240,10 @@ bool Reader::values_array(const json& j, const std::string& p, ValueForm& out) {
       out.values.push_back(j[i].get<bool>() ? 1.0 : 0.0);
     } else {
       double d = 0;
-      if (number(j[i], q, d)) out.values.push_back(d);
-      else ok = false;
+      if (number(j[i], q, d))
+        out.values.push_back(d);
+      else
+        ok = false;
     }
   }
   return ok;
@@ -243,24 +256,38 @@ bool Reader::iota_obj(const json& j, const std::string& p, ValueForm& out) {
   }
   bool ok = true;
   for (const auto& [k, v] : j.items()) {
-    if (k == "start") ok &= number(v, p + ".start", out.iota_start);
-    else if (k == "step") ok &= number(v, p + ".step", out.iota_step);
+    if (k == "start")
+      ok &= number(v, p + ".start", out.iota_start);
+    else if (k == "step")
+      ok &= number(v, p + ".step", out.iota_step);
     else {
-      error(p + "." + k, "unknown iota field '" + k + "'" + did_you_mean(k, {"start", "step"}) +
-                             "; expected start, step");
+      error(p + "." + k,
+            "unknown iota field '" + k + "'" + did_you_mean(k, {"start", "step"}) + "; expected start, step");
       ok = false;
     }
   }
   return ok;
 }
 bool Reader::value_form(const json& j, const std::string& p, unsigned forms, const std::string& want,
-                ValueForm& out) {
+                        ValueForm& out) {
   if (j.is_string()) {
     const auto& s = j.get_ref<const std::string&>();
-    if (s == "none" && (forms & F_NONE)) { out.kind = ValueForm::Kind::none; return true; }
-    if (s == "zero" && (forms & F_ZERO)) { out.kind = ValueForm::Kind::zero; return true; }
-    if (s == "iota" && (forms & F_IOTA_STR)) { out.kind = ValueForm::Kind::iota; return true; }
-    if (s == "shadow" && (forms & F_SHADOW)) { out.kind = ValueForm::Kind::shadow; return true; }
+    if (s == "none" && (forms & F_NONE)) {
+      out.kind = ValueForm::Kind::none;
+      return true;
+    }
+    if (s == "zero" && (forms & F_ZERO)) {
+      out.kind = ValueForm::Kind::zero;
+      return true;
+    }
+    if (s == "iota" && (forms & F_IOTA_STR)) {
+      out.kind = ValueForm::Kind::iota;
+      return true;
+    }
+    if (s == "shadow" && (forms & F_SHADOW)) {
+      out.kind = ValueForm::Kind::shadow;
+      return true;
+    }
   } else if (j.is_array() && (forms & F_VALUES)) {
     return values_array(j, p, out);
   } else if (j.is_object() && j.size() == 1) {
@@ -269,7 +296,10 @@ bool Reader::value_form(const json& j, const std::string& p, unsigned forms, con
     const json& v = first.value();
     if (k == "fill" && (forms & F_FILL)) {
       out.kind = ValueForm::Kind::fill;
-      if (v.is_boolean()) { out.fill = v.get<bool>() ? 1.0 : 0.0; return true; }
+      if (v.is_boolean()) {
+        out.fill = v.get<bool>() ? 1.0 : 0.0;
+        return true;
+      }
       return number(v, p + ".fill", out.fill);
     }
     if (k == "random" && (forms & F_RANDOM)) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // json_reader.hpp — reading one scenario document: typed field readers that
 // report every problem (file, JSON path, what was expected, what was found)
 // instead of stopping at the first, and the scenario-wide names steps refer
@@ -5,14 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tandem/scenario/diagnostic.hpp"
 #include "tandem/scenario/scenario_error.hpp"
@@ -45,7 +45,13 @@ inline constexpr std::size_t kMaxTextBytes = 4096;  // a text field (note's mess
 
 // The forms a value may take (init, upload's from, check's equals), as a mask.
 enum ValueFormMask : unsigned {
-  F_NONE = 1, F_ZERO = 2, F_IOTA_STR = 4, F_FILL = 8, F_RANDOM = 16, F_IOTA_OBJ = 32, F_VALUES = 64,
+  F_NONE = 1,
+  F_ZERO = 2,
+  F_IOTA_STR = 4,
+  F_FILL = 8,
+  F_RANDOM = 16,
+  F_IOTA_OBJ = 32,
+  F_VALUES = 64,
   F_SHADOW = 128
 };
 
@@ -67,22 +73,24 @@ class Reader {
   // Each reader checks one value; false (and a diagnostic) when it is wrong.
   bool str(const json& j, const std::string& p, std::string& out);
   bool name_str(const json& j, const std::string& p, std::string& out);
-  bool enum_str(const json& j, const std::string& p, const std::vector<std::string>& allowed, std::string& out);
+  bool enum_str(const json& j, const std::string& p, const std::vector<std::string>& allowed,
+                std::string& out);
   bool uint_in(const json& j, const std::string& p, std::uint64_t lo, std::uint64_t hi, std::uint64_t& out);
   bool number(const json& j, const std::string& p, double& out);
   bool boolean(const json& j, const std::string& p, bool& out);
   bool stream_name(const json& j, const std::string& p, std::optional<std::string>& out);
-  bool dims_list(const json& j, const std::string& p, std::size_t min_rank, std::size_t max_rank, std::int64_t lo,
-                 std::vector<std::int64_t>& out);
+  bool dims_list(const json& j, const std::string& p, std::size_t min_rank, std::size_t max_rank,
+                 std::int64_t lo, std::vector<std::int64_t>& out);
   bool dim3(const json& j, const std::string& p, std::optional<std::array<std::uint32_t, 3>>& out);
-  bool value_form(const json& j, const std::string& p, unsigned forms, const std::string& want, ValueForm& out);
+  bool value_form(const json& j, const std::string& p, unsigned forms, const std::string& want,
+                  ValueForm& out);
 
   // What steps refer to across the document.
-  std::vector<std::string> streams;                                // declared, in order, then borrowed
-  std::vector<std::string> borrowed_streams;                       // named by borrow_stream steps
-  std::vector<std::string> submission_ids;                         // launch/replay ids
-  std::vector<std::pair<std::string, std::string>> fault_refs;     // (path, id) named by sim faults
-  std::set<std::uint32_t> step_devices;                            // named by peer_access and vram
+  std::vector<std::string> streams;                             // declared, in order, then borrowed
+  std::vector<std::string> borrowed_streams;                    // named by borrow_stream steps
+  std::vector<std::string> submission_ids;                      // launch/replay ids
+  std::vector<std::pair<std::string, std::string>> fault_refs;  // (path, id) named by sim faults
+  std::set<std::uint32_t> step_devices;                         // named by peer_access and vram
 
  private:
   bool values_array(const json& j, const std::string& p, ValueForm& out);

@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scenario loader: JSON parse (bounded) and whole-document validation. The
 // document's own keys are read here; steps by step_reader.cpp through the
 // op table.
+#include "tandem/scenario/loader.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -9,7 +12,6 @@
 #include <vector>
 
 #include "json_reader.hpp"
-#include "tandem/scenario/loader.hpp"
 #include "tandem/scenario/validation_report.hpp"
 
 namespace tandem::scenario {
@@ -46,7 +48,8 @@ class Document {
     r_.streams.insert(r_.streams.end(), s.borrowed_streams.begin(), s.borrowed_streams.end());
     r_.borrowed_streams = s.borrowed_streams;
     header(doc, s);
-    if (auto it = doc.find("repeat"); it != doc.end()) r_.uint_in(*it, "repeat", 1, detail::kMaxRepeat, s.repeat);
+    if (auto it = doc.find("repeat"); it != doc.end())
+      r_.uint_in(*it, "repeat", 1, detail::kMaxRepeat, s.repeat);
     if (auto it = doc.find("steps"); it != doc.end()) s.steps = detail::read_steps(r_, *it, "steps", 0);
     if (auto it = doc.find("threads"); it != doc.end()) threads(*it, s);
     if (auto it = doc.find("expect"); it != doc.end()) expectations(*it, s.expect);
@@ -68,16 +71,17 @@ class Document {
   // "$schema" names the JSON Schema an editor checks the file against
   // (schemas/tandem.scenario-1.schema.json); the run ignores it.
   void top_keys(const json& doc) {
-    static const std::vector<std::string> top = {"format", "name", "description", "backend", "device",
-                                                 "conflict_policy", "streams", "repeat", "steps",
-                                                 "threads", "expect", "sim"};
+    static const std::vector<std::string> top = {
+        "format",  "name",   "description", "backend", "device", "conflict_policy",
+        "streams", "repeat", "steps",       "threads", "expect", "sim"};
     for (const auto& [k, v] : doc.items()) {
       if (k == "$schema") {
         if (!v.is_string()) r_.expected(k, "a string (the URI or path of a JSON Schema)", v);
         continue;
       }
       if (std::find(top.begin(), top.end(), k) == top.end())
-        r_.error(k, "unknown top-level key '" + k + "'" + did_you_mean(k, top) + "; expected one of " + list(top));
+        r_.error(
+            k, "unknown top-level key '" + k + "'" + did_you_mean(k, top) + "; expected one of " + list(top));
     }
   }
 
@@ -151,7 +155,8 @@ class Document {
     }
     if (auto it = doc.find("conflict_policy"); it != doc.end()) {
       std::string c;
-      if (r_.enum_str(*it, "conflict_policy", {"order", "reject"}, c)) s.conflict_policy = *parse_conflict_policy(c);
+      if (r_.enum_str(*it, "conflict_policy", {"order", "reject"}, c))
+        s.conflict_policy = *parse_conflict_policy(c);
     }
   }
 
@@ -167,12 +172,14 @@ class Document {
     }
   }
 
-  bool stream_entry(const json& j, const std::string& p, std::string& name, std::optional<std::uint32_t>& dev) {
+  bool stream_entry(const json& j, const std::string& p, std::string& name,
+                    std::optional<std::uint32_t>& dev) {
     if (!j.is_object()) return r_.name_str(j, p, name);
     static const std::vector<std::string> keys = {"name", "device"};
     for (const auto& [k, v] : j.items()) {
       if (std::find(keys.begin(), keys.end(), k) == keys.end())
-        r_.error(p + "." + k, "unknown stream field '" + k + "'" + did_you_mean(k, keys) + "; expected " + list(keys));
+        r_.error(p + "." + k,
+                 "unknown stream field '" + k + "'" + did_you_mean(k, keys) + "; expected " + list(keys));
     }
     bool ok = true;
     if (auto it = j.find("name"); it == j.end()) {
@@ -183,8 +190,10 @@ class Document {
     }
     if (auto it = j.find("device"); it != j.end()) {
       std::uint64_t d = 0;
-      if (r_.uint_in(*it, p + ".device", 0, detail::kMaxDevice, d)) dev = static_cast<std::uint32_t>(d);
-      else ok = false;
+      if (r_.uint_in(*it, p + ".device", 0, detail::kMaxDevice, d))
+        dev = static_cast<std::uint32_t>(d);
+      else
+        ok = false;
     }
     return ok;
   }
@@ -198,12 +207,18 @@ class Document {
                                                   "uniqueness_failures"};
     for (const auto& [k, v] : j.items()) {
       const std::string p = "expect." + k;
-      if (k == keys[0]) r_.uint_in(v, p, 0, detail::kMaxExpect, e.live_allocations);
-      else if (k == keys[1]) r_.uint_in(v, p, 0, detail::kMaxExpect, e.quarantined_allocations);
-      else if (k == keys[2]) r_.uint_in(v, p, 0, detail::kMaxExpect, e.foreign_owners_unreleased);
-      else if (k == keys[3]) r_.uint_in(v, p, 0, detail::kMaxExpect, e.violations);
-      else if (k == keys[4]) r_.uint_in(v, p, 0, detail::kMaxExpect, e.uniqueness_failures);
-      else r_.error(p, "unknown expect key '" + k + "'" + did_you_mean(k, keys) + "; expected " + list(keys));
+      if (k == keys[0])
+        r_.uint_in(v, p, 0, detail::kMaxExpect, e.live_allocations);
+      else if (k == keys[1])
+        r_.uint_in(v, p, 0, detail::kMaxExpect, e.quarantined_allocations);
+      else if (k == keys[2])
+        r_.uint_in(v, p, 0, detail::kMaxExpect, e.foreign_owners_unreleased);
+      else if (k == keys[3])
+        r_.uint_in(v, p, 0, detail::kMaxExpect, e.violations);
+      else if (k == keys[4])
+        r_.uint_in(v, p, 0, detail::kMaxExpect, e.uniqueness_failures);
+      else
+        r_.error(p, "unknown expect key '" + k + "'" + did_you_mean(k, keys) + "; expected " + list(keys));
     }
   }
 
@@ -225,8 +240,8 @@ class Document {
         for (const auto& [sn, us] : v.items()) {
           const std::string q = p + "." + sn;
           if (std::find(r_.streams.begin(), r_.streams.end(), sn) == r_.streams.end()) {
-            r_.error(q, "unknown stream '" + sn + "'" + did_you_mean(sn, r_.streams) + "; declared streams: [" +
-                         list(r_.streams) + "]");
+            r_.error(q, "unknown stream '" + sn + "'" + did_you_mean(sn, r_.streams) +
+                            "; declared streams: [" + list(r_.streams) + "]");
             continue;
           }
           std::uint64_t d = 0;
@@ -268,8 +283,8 @@ class Document {
     const std::string field = kind == "completion_unknown" ? "submission" : "nth";
     for (const auto& [k, v] : j.items())
       if (k != "kind" && k != field)
-        r_.error(p + "." + k, "unknown field '" + k + "' for fault '" + kind + "'" + did_you_mean(k, {field}) +
-                               "; expected kind, " + field);
+        r_.error(p + "." + k, "unknown field '" + k + "' for fault '" + kind + "'" +
+                                  did_you_mean(k, {field}) + "; expected kind, " + field);
     auto fv = j.find(field);
     if (fv == j.end()) {
       r_.error(p + "." + field, "missing required field '" + field + "' for fault '" + kind + "'");
@@ -296,7 +311,9 @@ json parse_bounded(std::string_view text, const std::string& file) {
     if (depth > kMaxJsonDepth)
       throw ParseAbort{"", "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
     switch (ev) {
-      case json::parse_event_t::object_start: keys.emplace_back(); break;
+      case json::parse_event_t::object_start:
+        keys.emplace_back();
+        break;
       case json::parse_event_t::object_end:
         if (!keys.empty()) keys.pop_back();
         break;
@@ -304,7 +321,8 @@ json parse_bounded(std::string_view text, const std::string& file) {
         if (!keys.empty() && parsed.is_string() && !keys.back().insert(parsed.get<std::string>()).second)
           throw ParseAbort{parsed.get<std::string>(), "duplicate key '" + parsed.get<std::string>() + "'"};
         break;
-      default: break;
+      default:
+        break;
     }
     return true;
   };
@@ -316,8 +334,9 @@ json parse_bounded(std::string_view text, const std::string& file) {
 
 Scenario load_text(std::string_view text, const std::string& file_label) {
   if (text.size() > kMaxFileBytes)
-    throw ScenarioError({{file_label, "", "file too large (" + std::to_string(text.size()) +
-                                              " bytes; at most " + std::to_string(kMaxFileBytes) + ")"}});
+    throw ScenarioError({{file_label, "",
+                          "file too large (" + std::to_string(text.size()) + " bytes; at most " +
+                              std::to_string(kMaxFileBytes) + ")"}});
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     throw ScenarioError({{file_label, "", "empty file: expected a JSON object"}});
   json doc;
@@ -326,7 +345,8 @@ Scenario load_text(std::string_view text, const std::string& file_label) {
   } catch (const ParseAbort& a) {
     throw ScenarioError({{file_label, a.path, "invalid JSON: " + detail::sanitize(a.message)}});
   } catch (const json::exception& e) {
-    throw ScenarioError({{file_label, "", "invalid JSON (expected UTF-8 JSON text): " + detail::sanitize(e.what())}});
+    throw ScenarioError(
+        {{file_label, "", "invalid JSON (expected UTF-8 JSON text): " + detail::sanitize(e.what())}});
   }
   Document d(file_label);
   Scenario s = d.run(doc);
@@ -342,7 +362,8 @@ Scenario load(const std::string& path) {
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     text.append(buf, static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxFileBytes)
-      throw ScenarioError({{path, "", "file too large (more than " + std::to_string(kMaxFileBytes) + " bytes)"}});
+      throw ScenarioError(
+          {{path, "", "file too large (more than " + std::to_string(kMaxFileBytes) + " bytes)"}});
   }
   if (in.bad()) throw ScenarioError({{path, "", "read error"}});
   return load_text(text, path);

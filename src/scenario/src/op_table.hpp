@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // op_table.hpp — the scenario ops, one row each: the name, the fields with
 // how each is read, the op's own reading of what the shared readers cannot
 // check, and the function that runs it. The loader, the engine,
@@ -6,11 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "tandem/scenario/step.hpp"
 
@@ -44,7 +44,7 @@ struct FieldSpec {
   const char* name;
   FieldKind kind;
   bool required;
-  const char* doc;  // one line for `tandem ops` and the docs
+  const char* doc;        // one line for `tandem ops` and the docs
   const char* dflt = "";  // an optional field's value when absent ("" when required or none)
 };
 
@@ -54,9 +54,9 @@ using ExecFn = void (*)(Engine& e, const CompiledStep& s, ThreadState& t);
 struct OpRow {
   Op op;
   const char* name;
-  const char* family;  // the ops/ file its functions live in
+  const char* family;                 // the ops/ file its functions live in
   std::span<const FieldSpec> fields;  // required first, in the order messages list them
-  ReadFn read;  // what the shared readers do not check; may be null
+  ReadFn read;                        // what the shared readers do not check; may be null
   ExecFn exec;
   const char* doc;
 };

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // program.cpp — compile(): names to slots, launches to plans.
 #include "program.hpp"
 

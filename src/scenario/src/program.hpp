@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // program.hpp — a scenario compiled once before it runs: handle names become
 // slot indices, streams indices, launches a plan with their parameters laid
 // out and scalars packed, fault targets flags. Running a step then does no
@@ -35,9 +36,9 @@ struct Handle;
 // views' shapes at run time (handles are dynamic) and kept while they repeat.
 struct LaunchPlan {
   std::span<const kernels::ParamSpec> params;
-  std::vector<Slot> view_slots;                  // per parameter; kNoSlot for scalars
-  std::vector<kernels::Arg> args;                // scalars packed; views set per run
-  std::vector<ShadowArg> shadow_args;            // scalars set; views per run
+  std::vector<Slot> view_slots;        // per parameter; kNoSlot for scalars
+  std::vector<kernels::Arg> args;      // scalars packed; views set per run
+  std::vector<ShadowArg> shadow_args;  // scalars set; views per run
   std::optional<driver::Dim3> grid, block;
   kernels::TileShape tile;
   bool has_tile = false;
@@ -54,22 +55,22 @@ struct CompiledStep {
   Slot id = kNoSlot, of = kNoSlot, from = kNoSlot, src = kNoSlot, dst = kNoSlot, buf = kNoSlot,
        graph = kNoSlot, a = kNoSlot, b = kNoSlot;
   std::array<Slot, 2> ids{kNoSlot, kNoSlot};
-  Slot stream = kNoSlot;         // the stream's slot; kNoSlot = the run's private default stream
+  Slot stream = kNoSlot;  // the stream's slot; kNoSlot = the run's private default stream
   // Per-stream bookkeeping: the declared streams in order, then the
   // borrowed ones (Scenario::borrowed_streams), the default stream last.
   std::uint32_t stream_index = 0;
-  Slot context = kNoSlot;        // borrow_stream: the borrowed context's slot; kNoSlot = the scenario's
-  int fault = -1;                // index of the completion_unknown fault aimed at this step's id
+  Slot context = kNoSlot;  // borrow_stream: the borrowed context's slot; kNoSlot = the scenario's
+  int fault = -1;          // index of the completion_unknown fault aimed at this step's id
   std::unique_ptr<LaunchPlan> launch;
-  std::vector<CompiledStep> body;  // capture, loop
+  std::vector<CompiledStep> body;            // capture, loop
   std::unique_ptr<std::atomic<bool>> noted;  // alloc with fraction_of_free: figures written once
 };
 
 struct Program {
-  std::vector<std::string> slot_names;  // slot -> handle name
-  std::vector<Slot> stream_slots;       // declared streams, in order
+  std::vector<std::string> slot_names;      // slot -> handle name
+  std::vector<Slot> stream_slots;           // declared streams, in order
   std::vector<Slot> borrowed_stream_slots;  // Scenario::borrowed_streams, in order
-  std::vector<std::string> fault_ids;   // completion_unknown targets, by fault index
+  std::vector<std::string> fault_ids;       // completion_unknown targets, by fault index
   std::vector<CompiledStep> steps;
   std::vector<std::pair<std::string, std::vector<CompiledStep>>> threads;  // by name, sorted
   // Some `check contents` compares with "shadow": only then does the run

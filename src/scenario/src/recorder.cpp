@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // recorder.cpp — per-thread records, merged.
 #include "recorder.hpp"
 
@@ -35,8 +36,10 @@ void Recorder::note(std::string text) {
 
 void Recorder::step_note(const Step& st, std::uint64_t repetition, ojson counters) {
   base::Guard g(mu_);
-  rec_.step_notes.push_back(
-      {{"step", st.path}, {"repetition", repetition}, {"message", st.message}, {"counters", std::move(counters)}});
+  rec_.step_notes.push_back({{"step", st.path},
+                             {"repetition", repetition},
+                             {"message", st.message},
+                             {"counters", std::move(counters)}});
 }
 
 ojson Recorder::counters() const {
@@ -48,7 +51,10 @@ ojson Recorder::counters() const {
     checks += t->checks_done.get();
     errors += t->errors_seen.get();
   }
-  return {{"submissions", subs}, {"launches", launches}, {"bytes_moved", bytes}, {"checks", checks},
+  return {{"submissions", subs},
+          {"launches", launches},
+          {"bytes_moved", bytes},
+          {"checks", checks},
           {"errors", errors}};
 }
 
@@ -83,8 +89,10 @@ ojson Recorder::report(const LatencyHistogram* retire_ns, double ns_per_tick) {
     auto ns = [ns_per_tick](std::uint64_t ticks) {
       return static_cast<std::uint64_t>(static_cast<double>(ticks) * ns_per_tick + 0.5);
     };
-    rec_.step_latency_ns[op_name(static_cast<Op>(i))] = {
-        {"p50", ns(h.quantile(0.50))}, {"p99", ns(h.quantile(0.99))}, {"max", ns(h.max())}, {"samples", h.count()}};
+    rec_.step_latency_ns[op_name(static_cast<Op>(i))] = {{"p50", ns(h.quantile(0.50))},
+                                                         {"p99", ns(h.quantile(0.99))},
+                                                         {"max", ns(h.max())},
+                                                         {"samples", h.count()}};
   }
   rec_.submit_ns = &submit_ns_;
   rec_.submit_ns_per_tick = ns_per_tick;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // recorder.hpp — what a run observes: checks, errors, counters and
 // latencies, gathered per host thread and merged into the report.
 //
@@ -17,20 +18,22 @@
 #include <vector>
 
 #include "run_record.hpp"
-#include "timeline.hpp"
 #include "tandem/base/guard.hpp"
 #include "tandem/base/mutex.hpp"
 #include "tandem/base/thread_annotations.hpp"
 #include "tandem/latency_histogram.hpp"
 #include "tandem/scenario/run_options.hpp"
 #include "tandem/scenario/step.hpp"
+#include "timeline.hpp"
 
 namespace tandem::scenario::detail {
 
 // A counter one thread writes and any thread may read.
 class Counter {
  public:
-  void add(std::uint64_t n) noexcept { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  void add(std::uint64_t n) noexcept {
+    v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
   [[nodiscard]] std::uint64_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
 
  private:
@@ -44,7 +47,7 @@ struct ThreadRecord {
   std::vector<ErrorRecord> errors;
   std::vector<std::string> skipped;
   Counter submissions, launches, bytes_moved, checks_done, errors_seen;
-  LatencyHistogram submit_ns;  // in TickClock ticks, as step_ns
+  LatencyHistogram submit_ns;                              // in TickClock ticks, as step_ns
   std::vector<std::unique_ptr<LatencyHistogram>> step_ns;  // per op, made on its first step
 
   void step_took(Op op, std::uint64_t ns) {
@@ -62,11 +65,14 @@ class Recorder {
 
   // The records of the threads that run steps: the main one first.
   ThreadRecord& add_thread();
-  [[nodiscard]] const std::vector<std::unique_ptr<ThreadRecord>>& threads() const noexcept { return threads_; }
+  [[nodiscard]] const std::vector<std::unique_ptr<ThreadRecord>>& threads() const noexcept {
+    return threads_;
+  }
 
   void check(ThreadRecord& t, const Step& st, const char* what, ojson expected, ojson actual, bool ok,
              std::uint64_t repetition);
-  void error(ThreadRecord& t, const Step& st, std::string code, std::string message, std::uint64_t repetition);
+  void error(ThreadRecord& t, const Step& st, std::string code, std::string message,
+             std::uint64_t repetition);
   void step_done() noexcept;
   void note(std::string text);
   // A step writes its message and the counters summed over the threads now.

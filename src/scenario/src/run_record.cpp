@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "run_record.hpp"
 
 #include <bit>
@@ -52,8 +53,11 @@ namespace {
 ojson latency_us(const LatencyHistogram* h) {
   if (h == nullptr) return {{"p50", 0.0}, {"p99", 0.0}, {"max", 0.0}, {"samples", 0}};
   auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
-  return {{"p50", us(h->quantile(0.50))}, {"p99", us(h->quantile(0.99))}, {"max", us(h->max())},
-          {"samples", h->count()}, {"histogram", histogram_json(*h, 1e-3)}};
+  return {{"p50", us(h->quantile(0.50))},
+          {"p99", us(h->quantile(0.99))},
+          {"max", us(h->max())},
+          {"samples", h->count()},
+          {"histogram", histogram_json(*h, 1e-3)}};
 }
 
 }  // namespace
@@ -61,12 +65,19 @@ ojson latency_us(const LatencyHistogram* h) {
 ojson report_json(const RunRecord& r) {
   ojson checks = ojson::array();
   for (const CheckRecord& c : r.checks) {
-    checks.push_back({{"step", c.step}, {"what", c.what}, {"expected", c.expected}, {"actual", c.actual},
-                      {"ok", c.ok}, {"repetition", c.repetition}});
+    checks.push_back({{"step", c.step},
+                      {"what", c.what},
+                      {"expected", c.expected},
+                      {"actual", c.actual},
+                      {"ok", c.ok},
+                      {"repetition", c.repetition}});
   }
   ojson errors = ojson::array();
   for (const ErrorRecord& e : r.errors) {
-    errors.push_back({{"step", e.step}, {"op", e.op}, {"code", e.code}, {"message", e.message},
+    errors.push_back({{"step", e.step},
+                      {"op", e.op},
+                      {"code", e.code},
+                      {"message", e.message},
                       {"repetition", e.repetition}});
   }
   ojson submit = {{"p50", 0}, {"p99", 0}, {"max", 0}};
@@ -74,13 +85,19 @@ ojson report_json(const RunRecord& r) {
     auto ns = [&r](std::uint64_t ticks) {
       return static_cast<std::uint64_t>(static_cast<double>(ticks) * r.submit_ns_per_tick + 0.5);
     };
-    submit = {{"p50", ns(r.submit_ns->quantile(0.50))}, {"p99", ns(r.submit_ns->quantile(0.99))},
-              {"max", ns(r.submit_ns->max())}, {"histogram", histogram_json(*r.submit_ns, r.submit_ns_per_tick)}};
+    submit = {{"p50", ns(r.submit_ns->quantile(0.50))},
+              {"p99", ns(r.submit_ns->quantile(0.99))},
+              {"max", ns(r.submit_ns->max())},
+              {"histogram", histogram_json(*r.submit_ns, r.submit_ns_per_tick)}};
   }
   const double lps = r.body_seconds > 0 ? static_cast<double>(r.launches) / r.body_seconds : 0.0;
   auto vram_json = [](const VramRecord& v) {
-    return ojson{{"baseline_free", v.baseline_free}, {"final_free", v.final_free}, {"delta", v.delta},
-                 {"tolerance", v.tolerance}, {"ok", v.ok}, {"checked", v.checked}};
+    return ojson{{"baseline_free", v.baseline_free},
+                 {"final_free", v.final_free},
+                 {"delta", v.delta},
+                 {"tolerance", v.tolerance},
+                 {"ok", v.ok},
+                 {"checked", v.checked}};
   };
   ojson vram = vram_json(r.vram);
   if (!r.vram_devices.empty()) {  // several devices: each one's figures
@@ -93,34 +110,43 @@ ojson report_json(const RunRecord& r) {
     vram["devices"] = std::move(devices);
   }
   ojson report = {{"format", "tandem.report/1"},
-          {"tool", r.tool},
-          {"scenario", r.scenario},
-          {"backend", r.backend},
-          {"device", r.device},
-          {"runtime", r.runtime},
-          {"status", r.status},
-          {"duration_s", r.duration_s},
-          {"setup_s", r.setup_s},
-          {"body_s", r.body_seconds},
-          {"settle_s", r.settle_s},
-          {"repetitions", r.repetitions},
-          {"checks", checks},
-          {"errors", errors},
-          {"skipped", r.skipped},
-          {"leaks", {{"live_allocations", r.live_allocations}, {"live_bytes", r.live_bytes},
-                     {"quarantined_allocations", r.quarantined_allocations},
-                     {"quarantined_bytes", r.quarantined_bytes},
-                     {"foreign_owners_unreleased", r.foreign_owners_unreleased}}},
-          {"uniqueness", {{"checks", r.uniqueness_checks}, {"failures", r.uniqueness_failures},
-                          {"runtime_checks", r.runtime_uniqueness_checks}}},
-          {"vram", vram},
-          {"throughput", {{"submissions", r.submissions}, {"launches", r.launches},
-                          {"launches_per_s", lps}, {"bytes_moved", r.bytes_moved}, {"retired", r.retired},
-                          {"retire_latency_us", latency_us(r.retire_ns)}, {"submit_ns", submit}}},
-          {"violations", r.violations},
-          {"notes", r.notes},
-          {"step_latency_ns", r.step_latency_ns},
-          {"step_notes", r.step_notes}};
+                  {"tool", r.tool},
+                  {"scenario", r.scenario},
+                  {"backend", r.backend},
+                  {"device", r.device},
+                  {"runtime", r.runtime},
+                  {"status", r.status},
+                  {"duration_s", r.duration_s},
+                  {"setup_s", r.setup_s},
+                  {"body_s", r.body_seconds},
+                  {"settle_s", r.settle_s},
+                  {"repetitions", r.repetitions},
+                  {"checks", checks},
+                  {"errors", errors},
+                  {"skipped", r.skipped},
+                  {"leaks",
+                   {{"live_allocations", r.live_allocations},
+                    {"live_bytes", r.live_bytes},
+                    {"quarantined_allocations", r.quarantined_allocations},
+                    {"quarantined_bytes", r.quarantined_bytes},
+                    {"foreign_owners_unreleased", r.foreign_owners_unreleased}}},
+                  {"uniqueness",
+                   {{"checks", r.uniqueness_checks},
+                    {"failures", r.uniqueness_failures},
+                    {"runtime_checks", r.runtime_uniqueness_checks}}},
+                  {"vram", vram},
+                  {"throughput",
+                   {{"submissions", r.submissions},
+                    {"launches", r.launches},
+                    {"launches_per_s", lps},
+                    {"bytes_moved", r.bytes_moved},
+                    {"retired", r.retired},
+                    {"retire_latency_us", latency_us(r.retire_ns)},
+                    {"submit_ns", submit}}},
+                  {"violations", r.violations},
+                  {"notes", r.notes},
+                  {"step_latency_ns", r.step_latency_ns},
+                  {"step_notes", r.step_notes}};
   if (!r.timeline.is_null()) report["timeline"] = r.timeline;
   return report;
 }

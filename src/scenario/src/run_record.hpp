@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // run_record.hpp — what a run observed, in the shape of the report
 // (spec/scenario-format.md §3). The executor fills it; report_json() lays it
 // out; nothing here talks to the runtime.
@@ -5,10 +6,9 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tandem/latency_histogram.hpp"
 
@@ -30,7 +30,7 @@ struct CheckRecord {
 struct ErrorRecord {
   std::string step;
   std::string op;
-  std::string code;     // a §4 code
+  std::string code;  // a §4 code
   std::string message;
   std::uint64_t repetition = 1;
 };
@@ -68,7 +68,7 @@ struct RunRecord {
   std::uint64_t submissions = 0, launches = 0, retired = 0, bytes_moved = 0;
   double body_seconds = 0.0;
   const LatencyHistogram* submit_ns = nullptr;
-  double submit_ns_per_tick = 1.0;  // submit_ns holds clock ticks
+  double submit_ns_per_tick = 1.0;              // submit_ns holds clock ticks
   const LatencyHistogram* retire_ns = nullptr;  // null when the runtime does not measure it
   ojson violations = ojson::array();
   // Per op kind: p50/p99/max of a step's wall time in ns (extension).

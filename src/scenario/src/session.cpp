@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // session.cpp — platform, contexts and streams of a run.
 #include "session.hpp"
 
 #include "handle_table.hpp"
-#include "tandem/base/guard.hpp"
 #include "run_record.hpp"
+#include "tandem/base/guard.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/kernels/launch.hpp"
 #include "tandem/scenario/device_json.hpp"
@@ -19,7 +20,8 @@ ojson runtime_json(const ContextOptions& co) {
   return {{"share_completion_events", co.share_completion_events},
           {"measure_retirement_latency", co.measure_retirement_latency},
           {"conflict_policy", conflict_policy_name(co.conflict_policy)},
-          {"out_of_memory_wait_ms", std::chrono::duration_cast<std::chrono::milliseconds>(co.out_of_memory_wait).count()}};
+          {"out_of_memory_wait_ms",
+           std::chrono::duration_cast<std::chrono::milliseconds>(co.out_of_memory_wait).count()}};
 }
 
 // Arms the faults that count calls from now (completion_unknown is armed
@@ -27,11 +29,20 @@ ojson runtime_json(const ContextOptions& co) {
 void arm_counted_faults(const std::vector<SimFault>& faults, driver::SimBackend* sim) {
   for (const SimFault& f : faults) {
     switch (f.kind) {
-      case SimFault::Kind::completion_unknown: break;
-      case SimFault::Kind::alloc_fail: sim->fail_nth_alloc(f.nth); break;
-      case SimFault::Kind::alloc_error: sim->fail_nth_alloc_with_driver_error(f.nth); break;
-      case SimFault::Kind::launch_fail: sim->fail_nth_launch(f.nth); break;
-      case SimFault::Kind::copy_fail: sim->fail_nth_copy(f.nth); break;
+      case SimFault::Kind::completion_unknown:
+        break;
+      case SimFault::Kind::alloc_fail:
+        sim->fail_nth_alloc(f.nth);
+        break;
+      case SimFault::Kind::alloc_error:
+        sim->fail_nth_alloc_with_driver_error(f.nth);
+        break;
+      case SimFault::Kind::launch_fail:
+        sim->fail_nth_launch(f.nth);
+        break;
+      case SimFault::Kind::copy_fail:
+        sim->fail_nth_copy(f.nth);
+        break;
     }
   }
 }
@@ -48,8 +59,9 @@ bool Session::open(const RunOptions& opt, RunRecord& rec) {
   try {
     platform_ = opt.platform ? *opt.platform : Platform::open(kind, cfg);
   } catch (const Error& e) {
-    rec.errors.push_back({"backend", "open", std::string(error_code_name(e.code())),
-                          "backend '" + std::string(backend_kind_name(kind)) + "' is not available: " + e.what(), 0});
+    rec.errors.push_back(
+        {"backend", "open", std::string(error_code_name(e.code())),
+         "backend '" + std::string(backend_kind_name(kind)) + "' is not available: " + e.what(), 0});
     return false;
   }
   rec.backend = std::string(platform_->backend_name());
@@ -65,7 +77,8 @@ bool Session::open(const RunOptions& opt, RunRecord& rec) {
   rec.device = device_json(platform_->device(static_cast<int>(sc_.device)));
   sim_ = testing::sim_backend(*platform_);
   if (!sim_ && (!sc_.sim.faults.empty() || !sc_.sim.stream_delay_us.empty())) {
-    rec.notes.push_back("the scenario's sim settings (faults, stream delays) are ignored on backend '" + rec.backend + "'");
+    rec.notes.push_back("the scenario's sim settings (faults, stream delays) are ignored on backend '" +
+                        rec.backend + "'");
   }
   ContextOptions& co = options_;
   co.conflict_policy = sc_.conflict_policy;
@@ -85,7 +98,8 @@ bool Session::open(const RunOptions& opt, RunRecord& rec) {
   // Resolved by the runtime (ContextOptions leaves it to the environment's
   // TANDEM_MULTI_STREAM_RELEASE).
   rec.runtime["multi_stream_release"] = std::string(multi_stream_release_name(ctx_->multi_stream_release()));
-  for (std::size_t i = 0; i < program_.stream_count(); ++i) tracks_.push_back(std::make_unique<StreamTrack>());
+  for (std::size_t i = 0; i < program_.stream_count(); ++i)
+    tracks_.push_back(std::make_unique<StreamTrack>());
   fired_ = std::make_unique<std::atomic<bool>[]>(program_.fault_ids.size());
   return true;
 }
@@ -101,7 +115,8 @@ void Session::start_repetition(HandleTable& handles) {
     Stream s = Stream::create(ctx_of(sc_.stream_devices.at(name)));
     if (sim_) {
       auto d = sc_.sim.stream_delay_us.find(name);
-      if (d != sc_.sim.stream_delay_us.end()) sim_->set_stream_delay(s.native(), std::chrono::microseconds(d->second));
+      if (d != sc_.sim.stream_delay_us.end())
+        sim_->set_stream_delay(s.native(), std::chrono::microseconds(d->second));
     }
     streams_.push_back(s);
     handles.put_stream(program_.stream_slots[i], std::move(s));
@@ -130,7 +145,8 @@ void Session::end_repetition() {
 Context& Session::ctx_of(std::uint32_t device) {
   auto it = ctxs_.find(device);
   // The loader adds every device a step names to sc_.devices.
-  if (it == ctxs_.end()) fail(ErrorCode::out_of_range, "device " + std::to_string(device) + " is not used by the scenario");
+  if (it == ctxs_.end())
+    fail(ErrorCode::out_of_range, "device " + std::to_string(device) + " is not used by the scenario");
   return it->second;
 }
 
@@ -159,7 +175,8 @@ Stream Session::borrow_stream(HandleTable& handles, const CompiledStep& st) {
   Stream s = borrowed_.stream(ctx, step.id, step);
   if (sim_) {
     auto d = sc_.sim.stream_delay_us.find(step.id);
-    if (d != sc_.sim.stream_delay_us.end()) sim_->set_stream_delay(s.native(), std::chrono::microseconds(d->second));
+    if (d != sc_.sim.stream_delay_us.end())
+      sim_->set_stream_delay(s.native(), std::chrono::microseconds(d->second));
   }
   return s;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // session.hpp — what a run runs on: the platform, a context per device the
 // scenario uses, its streams per repetition, and the simulated device's
 // controls. Everything here is set up before the steps run and torn down
@@ -11,11 +12,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "borrowed.hpp"
 #include "program.hpp"
@@ -71,7 +71,7 @@ class Session {
   [[nodiscard]] Borrowed& borrowed() noexcept { return borrowed_; }
 
   [[nodiscard]] bool settle(std::chrono::nanoseconds timeout) const;  // every context's work
-  [[nodiscard]] RuntimeStats total_stats() const;                    // summed over the contexts
+  [[nodiscard]] RuntimeStats total_stats() const;                     // summed over the contexts
   [[nodiscard]] std::uint64_t free_after_trim(std::uint32_t device);  // trims the pool first
 
   // Reads for checks go to an internal stream of the view's device.
@@ -99,7 +99,7 @@ class Session {
   const Scenario& sc_;
   const Program& program_;
   std::optional<Platform> platform_;
-  std::optional<Context> ctx_;  // of the scenario's `device`
+  std::optional<Context> ctx_;             // of the scenario's `device`
   std::map<std::uint32_t, Context> ctxs_;  // one per device used, ctx_ among them
   driver::SimBackend* sim_ = nullptr;
   std::optional<Stream> default_stream_;
@@ -107,7 +107,7 @@ class Session {
   std::map<std::uint32_t, Stream> check_streams_;  // per device
   std::vector<std::unique_ptr<StreamTrack>> tracks_;
   std::unique_ptr<std::atomic<bool>[]> fired_;  // per fault index
-  ContextOptions options_;  // every context's, the borrowed ones' too
+  ContextOptions options_;                      // every context's, the borrowed ones' too
   Borrowed borrowed_;
   base::Mutex marks_mu_;
   std::map<std::uint32_t, std::uint64_t> marks_ TANDEM_GUARDED_BY(marks_mu_);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "shadow.hpp"
 
 #include <cstring>
@@ -66,7 +67,8 @@ bool Shadow::any_unknown(const ViewLayout& v) {
   const std::size_t es = dtype_size(v.dtype);
   bool unknown = false;
   v.for_each_element([&](std::uint64_t off) {
-    for (std::size_t b = 0; b < es && !unknown; ++b) unknown = off + b >= m->known.size() || !m->known[off + b];
+    for (std::size_t b = 0; b < es && !unknown; ++b)
+      unknown = off + b >= m->known.size() || !m->known[off + b];
   });
   return unknown;
 }

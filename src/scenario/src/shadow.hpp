@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shadow.hpp — the host model behind `check contents` with "shadow".
 //
 // In program order, every submission of a single-thread scenario is
@@ -39,7 +40,9 @@ class Shadow {
   // The model stops (and says why) when it would exceed kMaxBytes.
   [[nodiscard]] bool enabled() const noexcept { return why_off_.empty(); }
   [[nodiscard]] const std::string& why_disabled() const noexcept { return why_off_; }
-  void disable(std::string why) { if (why_off_.empty()) why_off_ = std::move(why); }
+  void disable(std::string why) {
+    if (why_off_.empty()) why_off_ = std::move(why);
+  }
 
   void on_alloc(std::uint64_t allocation, std::uint64_t bytes);
   void on_free(std::uint64_t allocation) { mem_.erase(allocation); }

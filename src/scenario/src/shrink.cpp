@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shrink.cpp — shrink(): the failure signature, the runs that judge each
 // candidate (loader first, a cache of verdicts, the budget) and the written
 // form. The reductions themselves: shrink_passes.cpp.
@@ -21,7 +22,8 @@ using Clock = std::chrono::steady_clock;
 
 std::string code_of(const ojson& actual) {
   if (actual.is_string()) return actual.get<std::string>();
-  if (actual.is_object() && actual.contains("code") && actual["code"].is_string()) return actual["code"].get<std::string>();
+  if (actual.is_object() && actual.contains("code") && actual["code"].is_string())
+    return actual["code"].get<std::string>();
   return actual.dump();
 }
 
@@ -52,7 +54,8 @@ std::optional<FailureSignature> failure_signature(const ojson& report) {
   }
   if (report.contains("errors") && !report["errors"].empty()) {
     const ojson& e = report["errors"][0];
-    return FailureSignature{"error", e.value("code", std::string("?")) + " at " + e.value("op", std::string("?"))};
+    return FailureSignature{"error",
+                            e.value("code", std::string("?")) + " at " + e.value("op", std::string("?"))};
   }
   const bool violations = report.contains("violations") && !report["violations"].empty();
   for (const ojson& c : checks) {
@@ -108,8 +111,10 @@ void step_line(const ojson& step, std::size_t indent, std::string& out) {
     if (!first) out += ", ";
     first = false;
     out += ojson(k).dump() + ": ";
-    if (k == "steps") step_list(v, indent, out);
-    else compact(v, out);
+    if (k == "steps")
+      step_list(v, indent, out);
+    else
+      compact(v, out);
   }
   out += '}';
 }
@@ -214,10 +219,13 @@ class Judge final : public detail::CandidateTest {
     report();
   }
 
-  [[nodiscard]] double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  [[nodiscard]] double elapsed() const {
+    return std::chrono::duration<double>(Clock::now() - start_).count();
+  }
   [[nodiscard]] const ShrinkProgress& progress() const { return progress_; }
   [[nodiscard]] std::string why_stopped() const {
-    if (progress_.runs >= o_.max_runs) return "the run limit (" + std::to_string(o_.max_runs) + " runs) was reached";
+    if (progress_.runs >= o_.max_runs)
+      return "the run limit (" + std::to_string(o_.max_runs) + " runs) was reached";
     if (elapsed() >= o_.time_limit_s) {
       char secs[32];
       std::snprintf(secs, sizeof secs, "%g", o_.time_limit_s);

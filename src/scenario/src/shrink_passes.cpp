@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shrink_passes.cpp — the reductions of a scenario document (see
 // shrink_passes.hpp). Every pass re-reads the document after each kept
 // change: a pointer taken before a change may name another place after it.
@@ -92,7 +93,9 @@ void rename_handle(ojson& doc, const std::string& from, const std::string& to) {
   }
 }
 
-bool is_count(const ojson& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0); }
+bool is_count(const ojson& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+}
 
 }  // namespace
 
@@ -163,8 +166,8 @@ bool Reducer::pass_views() {
     const std::vector<JsonPtr> steps = step_pointers(doc_);
     if (k >= steps.size()) break;
     const ojson& step = doc_[steps[k]];
-    if (kViews.count(op_of(step)) == 0 || !step.contains("id") || !step["id"].is_string() || !step.contains("of") ||
-        !step["of"].is_string()) {
+    if (kViews.count(op_of(step)) == 0 || !step.contains("id") || !step["id"].is_string() ||
+        !step.contains("of") || !step["of"].is_string()) {
       continue;
     }
     const std::string id = step["id"].get<std::string>(), of = step["of"].get<std::string>();
@@ -218,7 +221,8 @@ bool Reducer::ddmin(const JsonPtr& at) {
       const std::size_t lo = k * size / n, hi = (k + 1) * size / n;
       ojson c = doc_;
       ojson& list = c[at];
-      list.erase(list.begin() + static_cast<std::ptrdiff_t>(lo), list.begin() + static_cast<std::ptrdiff_t>(hi));
+      list.erase(list.begin() + static_cast<std::ptrdiff_t>(lo),
+                 list.begin() + static_cast<std::ptrdiff_t>(hi));
       if (attempt(std::move(c))) {
         removed = changed = true;
         n = std::max<std::size_t>(n - 1, 2);
@@ -320,7 +324,8 @@ bool Reducer::pass_streams() {
     ojson c = doc_;
     c["streams"].erase(i);
     retarget_streams(c, name, stream_name(streams[target]));
-    if (c.contains("sim") && c["sim"].contains("stream_delay_us") && c["sim"]["stream_delay_us"].is_object()) {
+    if (c.contains("sim") && c["sim"].contains("stream_delay_us") &&
+        c["sim"]["stream_delay_us"].is_object()) {
       c["sim"]["stream_delay_us"].erase(name);
       prune_sim(c);
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // shrink_passes.hpp — the reductions shrink() applies to a scenario
 // document (tandem/scenario/shrink.hpp says which and in what order).
 // Each pass makes candidates (the document with one change) and keeps the
@@ -6,11 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tandem::scenario::detail {
 
@@ -35,7 +35,8 @@ class CandidateTest {
 
 class Reducer {
  public:
-  Reducer(ojson doc, CandidateTest& test, std::uint64_t seed) : doc_(std::move(doc)), test_(test), rng_(seed) {}
+  Reducer(ojson doc, CandidateTest& test, std::uint64_t seed)
+      : doc_(std::move(doc)), test_(test), rng_(seed) {}
 
   // Runs the passes until a whole round keeps nothing (or the budget is spent).
   void run_to_fixed_point();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // step_reader.cpp — one step: the op's row says which fields it takes; the
 // shared readers check them in one fixed order (so a file's messages do not
 // depend on how the op table is laid out), then the row's own reader.
@@ -13,9 +14,9 @@ namespace tandem::scenario::detail {
 
 namespace {
 
-const char* const kErrorCodes[] = {"aliased", "non_contiguous", "conflict", "out_of_range",
-                                   "device_mismatch", "invalid_dtype", "out_of_memory",
-                                   "invalid_handle", "driver", "timeout", "unsupported"};
+const char* const kErrorCodes[] = {"aliased",         "non_contiguous", "conflict",      "out_of_range",
+                                   "device_mismatch", "invalid_dtype",  "out_of_memory", "invalid_handle",
+                                   "driver",          "timeout",        "unsupported"};
 
 // `len`: an element count; for alloc also {"fraction_of_free": f} (an
 // extension). Any other form keeps the integer's message unchanged.
@@ -25,14 +26,17 @@ void read_len(Reader& r, const json& j, const std::string& p, Step& s) {
     return;
   }
   if (s.op != Op::alloc) {
-    r.expected(p, std::string("an integer in [0, ") + std::to_string(kMaxLen) +
-                      "] (the {\"fraction_of_free\": f} form is for alloc only)", j);
+    r.expected(p,
+               std::string("an integer in [0, ") + std::to_string(kMaxLen) +
+                   "] (the {\"fraction_of_free\": f} form is for alloc only)",
+               j);
     return;
   }
   static const std::vector<std::string> keys = {"fraction_of_free"};
   for (const auto& [k, v] : j.items()) {
     if (k != keys[0])
-      r.error(p + "." + k, "unknown len field '" + k + "'" + did_you_mean(k, keys) + "; expected fraction_of_free");
+      r.error(p + "." + k,
+              "unknown len field '" + k + "'" + did_you_mean(k, keys) + "; expected fraction_of_free");
   }
   const auto it = j.find("fraction_of_free");
   if (it == j.end()) {
@@ -84,7 +88,8 @@ void read_ranges(Reader& r, const json& j, const std::string& p, Step& s) {
     std::vector<std::int64_t> be;
     if (!r.dims_list(j[i], q, 2, 2, 0, be)) continue;
     if (be[0] > be[1]) {
-      r.error(q, "expected begin <= end, found [" + std::to_string(be[0]) + ", " + std::to_string(be[1]) + "]");
+      r.error(q,
+              "expected begin <= end, found [" + std::to_string(be[0]) + ", " + std::to_string(be[1]) + "]");
       continue;
     }
     s.slice.emplace_back(be[0], be[1]);
@@ -101,7 +106,21 @@ void read_nested(Reader& r, const json& j, const std::string& p, int depth, Step
 // The shared fields, in the order they are read. A key is read wherever it
 // appears, even on an op that does not take it (that op also reports it as
 // unknown): what a file's messages say must not depend on the op table.
-enum class Shared : std::uint8_t { handle, stream, dtype, len, count, pair, init, from, shape, ranges, steps, timeout, text };
+enum class Shared : std::uint8_t {
+  handle,
+  stream,
+  dtype,
+  len,
+  count,
+  pair,
+  init,
+  from,
+  shape,
+  ranges,
+  steps,
+  timeout,
+  text
+};
 struct Canonical {
   const char* name;
   Shared kind;
@@ -110,18 +129,26 @@ struct Canonical {
   std::uint64_t max = 0;
 };
 const Canonical kCanonical[] = {
-    {"id", Shared::handle, &Step::id},          {"of", Shared::handle, &Step::of},
-    {"from", Shared::handle, &Step::from},      {"src", Shared::handle, &Step::src},
-    {"dst", Shared::handle, &Step::dst},        {"buf", Shared::handle, &Step::buf},
-    {"graph", Shared::handle, &Step::graph},    {"context", Shared::handle, &Step::context},
+    {"id", Shared::handle, &Step::id},
+    {"of", Shared::handle, &Step::of},
+    {"from", Shared::handle, &Step::from},
+    {"src", Shared::handle, &Step::src},
+    {"dst", Shared::handle, &Step::dst},
+    {"buf", Shared::handle, &Step::buf},
+    {"graph", Shared::handle, &Step::graph},
+    {"context", Shared::handle, &Step::context},
     {"stream", Shared::stream},
-    {"dtype", Shared::dtype},                   {"len", Shared::len},
+    {"dtype", Shared::dtype},
+    {"len", Shared::len},
     {"offset", Shared::count, nullptr, &Step::offset, kMaxLen},
     {"at", Shared::count, nullptr, &Step::at, kMaxLen},
     {"index", Shared::count, nullptr, &Step::index, kMaxLen},
-    {"ids", Shared::pair},                      {"init", Shared::init},
-    {"from", Shared::from},                     {"shape", Shared::shape},
-    {"slice", Shared::ranges},                  {"steps", Shared::steps},
+    {"ids", Shared::pair},
+    {"init", Shared::init},
+    {"from", Shared::from},
+    {"shape", Shared::shape},
+    {"slice", Shared::ranges},
+    {"steps", Shared::steps},
     {"count", Shared::count, nullptr, &Step::count, kMaxLoop},
     {"us", Shared::count, nullptr, &Step::us, kMaxSleepUs},
     {"timeout_ms", Shared::timeout},
@@ -133,29 +160,44 @@ bool takes(const OpRow& row, std::string_view name, FieldKind kind) {
                      [&](const FieldSpec& f) { return f.kind == kind && name == f.name; });
 }
 
-void read_shared(Reader& r, const Canonical& c, const OpRow& row, const json& j, const std::string& p, int depth,
-                 Step& s) {
+void read_shared(Reader& r, const Canonical& c, const OpRow& row, const json& j, const std::string& p,
+                 int depth, Step& s) {
   switch (c.kind) {
     case Shared::handle:
       // upload's `from` is a value form, read below
-      if (!(std::string_view(c.name) == "from" && takes(row, "from", FieldKind::values))) r.name_str(j, p, s.*c.text);
+      if (!(std::string_view(c.name) == "from" && takes(row, "from", FieldKind::values)))
+        r.name_str(j, p, s.*c.text);
       return;
-    case Shared::stream: r.stream_name(j, p, s.stream); return;
-    case Shared::dtype: read_dtype(r, j, p, s); return;
-    case Shared::len: read_len(r, j, p, s); return;
-    case Shared::count: r.uint_in(j, p, 0, c.max, s.*c.number); return;
-    case Shared::pair: read_pair(r, j, p, s); return;
+    case Shared::stream:
+      r.stream_name(j, p, s.stream);
+      return;
+    case Shared::dtype:
+      read_dtype(r, j, p, s);
+      return;
+    case Shared::len:
+      read_len(r, j, p, s);
+      return;
+    case Shared::count:
+      r.uint_in(j, p, 0, c.max, s.*c.number);
+      return;
+    case Shared::pair:
+      read_pair(r, j, p, s);
+      return;
     case Shared::init:
       r.value_form(j, p, F_NONE | F_ZERO | F_IOTA_STR | F_FILL | F_RANDOM,
                    "\"none\", \"zero\", \"iota\", {\"fill\": v} or {\"random\": seed}", s.init);
       return;
     case Shared::from:
       if (takes(row, "from", FieldKind::values))
-        r.value_form(j, p, F_FILL | F_IOTA_OBJ | F_VALUES, "{\"fill\": v}, {\"iota\": {...}} or an array of values",
-                     s.init);
+        r.value_form(j, p, F_FILL | F_IOTA_OBJ | F_VALUES,
+                     "{\"fill\": v}, {\"iota\": {...}} or an array of values", s.init);
       return;
-    case Shared::shape: r.dims_list(j, p, 1, 4, 0, s.shape); return;
-    case Shared::ranges: read_ranges(r, j, p, s); return;
+    case Shared::shape:
+      r.dims_list(j, p, 1, 4, 0, s.shape);
+      return;
+    case Shared::ranges:
+      read_ranges(r, j, p, s);
+      return;
     case Shared::steps:
       if (takes(row, "steps", FieldKind::steps)) read_nested(r, j, p, depth, s);
       return;
@@ -188,8 +230,8 @@ const OpRow* read_envelope(Reader& r, const json& j, const std::string& p, Step&
   const auto& opn = opit->get_ref<const std::string&>();
   const OpRow* row = find_op(opn);
   if (row == nullptr) {
-    r.error(p + ".op", "unknown op '" + opn + "'" + did_you_mean(opn, op_names) + "; expected one of " +
-                           list(op_names));
+    r.error(p + ".op",
+            "unknown op '" + opn + "'" + did_you_mean(opn, op_names) + "; expected one of " + list(op_names));
     return nullptr;
   }
   s.op = row->op;

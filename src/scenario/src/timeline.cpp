@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // timeline.cpp — the bounded series and its sampling thread.
 #include "timeline.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // timeline.hpp — memory and work in flight over a run, sampled on a timer
 // into a bounded series (the report's `timeline`, drawn by `tandem report`).
 //
@@ -12,10 +13,9 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tandem::scenario::detail {
 
@@ -55,7 +55,7 @@ class Timeline {
 
   std::chrono::nanoseconds interval_;
   std::uint64_t stride_ = 1;  // ticks per kept sample
-  bool ended_ = false;  // the last sample is in
+  bool ended_ = false;        // the last sample is in
   std::vector<TimelineSample> samples_;
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "view_layout.hpp"
 
 namespace tandem::scenario::detail {

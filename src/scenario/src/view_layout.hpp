@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // view_layout.hpp — where a view's elements lie in its allocation, detached
 // from the View handle (a graph replays captured work after its views are
 // gone; the shadow model replays it on the same layout).

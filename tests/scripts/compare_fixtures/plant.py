@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """plant.py IN.bench.json OUT.bench.json [--factor 1.10] — a bench.json whose
 tracked launches are FACTOR slower, made from a real one until a run of a
 -DTANDEM_PLANT_LAUNCH_SLOWDOWN=ON build exists (README.md here).

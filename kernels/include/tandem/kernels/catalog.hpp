@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/kernels/catalog.hpp — the registry of every compiled kernel.
 //
 // One KernelEntry per compiled instantiation (model x kernel x dtype x tile
@@ -113,16 +114,16 @@ struct Tolerance {
 
 struct KernelEntry {
   Model model = Model::simt;
-  const char* name = "";               // the table's kernel name: "axpy", "transpose"
-  std::optional<DType> dtype;          // nullopt: accepts any dtype (checksum, spin)
-  TileShape tile;                      // rank 0 for SIMT
-  bool default_tile = false;           // the documented default for its kernel/rank
+  const char* name = "";       // the table's kernel name: "axpy", "transpose"
+  std::optional<DType> dtype;  // nullopt: accepts any dtype (checksum, spin)
+  TileShape tile;              // rank 0 for SIMT
+  bool default_tile = false;   // the documented default for its kernel/rank
   const driver::KernelSymbol* symbol = nullptr;
   std::span<const ParamSpec> params;
-  int partition_param = -1;            // Tile: whose shape gives the grid; SIMT: -1
-  std::uint32_t block_threads = 0;     // Tile: the (only) block size; SIMT: the default
-  const char* effect = "";             // one line, for `tandem kernels`
-  Tolerance tolerance;                 // of its floating-point results vs the host reference
+  int partition_param = -1;         // Tile: whose shape gives the grid; SIMT: -1
+  std::uint32_t block_threads = 0;  // Tile: the (only) block size; SIMT: the default
+  const char* effect = "";          // one line, for `tandem kernels`
+  Tolerance tolerance;              // of its floating-point results vs the host reference
   // Kernel-specific shape rules, after check_args' generic checks. Gets one
   // ArgShape per parameter.
   std::string (*validate)(std::span<const ArgShape> args) = nullptr;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/kernels/histogram_bin.hpp — the histogram kernels' bin rule, one
 // definition for the device code and the host reference (so their counts
 // agree exactly).
@@ -13,8 +14,7 @@
 
 namespace tandem::kernels {
 
-TANDEM_HD inline bool histogram_bin(double v, double lo, double hi, std::uint64_t nbins,
-                                    std::uint64_t& bin) {
+TANDEM_HD inline bool histogram_bin(double v, double lo, double hi, std::uint64_t nbins, std::uint64_t& bin) {
   if (nbins == 0 || !(v >= lo) || !(v < hi)) return false;
   const double t = (v - lo) / (hi - lo);  // in [0, 1], 1 only by rounding
   auto b = static_cast<std::uint64_t>(t * static_cast<double>(nbins));

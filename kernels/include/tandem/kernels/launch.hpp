@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/kernels/launch.hpp — launching a catalog kernel through the shared
 // runtime: the one dynamic launcher both programming models use.
 //

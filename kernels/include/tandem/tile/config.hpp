@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/tile/config.hpp — compile-time tile configuration shared by the Tile
 // kernels (nvcc) and the catalog (host compiler).
 #pragma once
@@ -8,9 +9,7 @@ namespace tandem::tile {
 // 16 elements per thread on the large tiles, 8 on the small ones: enough
 // independent loads per thread (bytes in flight) to saturate HBM while
 // several blocks stay resident per SM.
-[[nodiscard]] constexpr int threads_for(int tm, int tn) noexcept {
-  return tm * tn >= 4096 ? 256 : 128;
-}
+[[nodiscard]] constexpr int threads_for(int tm, int tn) noexcept { return tm * tn >= 4096 ? 256 : 128; }
 
 // The documented default tile of every Tile kernel: rank 1 -> 4096,
 // rank 2 -> 64x64.

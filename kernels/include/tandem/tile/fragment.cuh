@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/tile/fragment.cuh — a whole tile held in registers across a block.
 //
 // fragment<T, TM, TN, Threads, V> is a TM x TN tile of T distributed over the
@@ -55,8 +56,12 @@ struct fragment {
   // over all threads covers whole rows, or a row holds whole steps).
   static constexpr int step = Threads * V;  // elements covered by one chunk of every thread
   static_assert(step % TN == 0 || TN % step == 0, "a step must cover whole rows or divide a row");
-  __host__ __device__ static constexpr int row_off(int k) { return step % TN == 0 ? k * (step / TN) : k / (TN / step); }
-  __host__ __device__ static constexpr int col_off(int k) { return step % TN == 0 ? 0 : (k % (TN / step)) * step; }
+  __host__ __device__ static constexpr int row_off(int k) {
+    return step % TN == 0 ? k * (step / TN) : k / (TN / step);
+  }
+  __host__ __device__ static constexpr int col_off(int k) {
+    return step % TN == 0 ? 0 : (k % (TN / step)) * step;
+  }
   __device__ __forceinline__ static int row0() {
     return step % TN == 0 ? static_cast<int>(threadIdx.x * unsigned{V} / unsigned{TN}) : 0;
   }

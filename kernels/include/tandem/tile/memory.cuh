@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/tile/memory.cuh — moving whole tiles between a view and registers.
 //
 //   auto x = tile::load<64, 64>(a, at);            // default layout
@@ -28,11 +29,24 @@ namespace detail {
 // builtin vector type. Global memory goes through the ld.global.ca /
 // st.global.wb intrinsics (the default cache policy) so that it is always a
 // single ld/st.v4 instruction; shared memory through plain C++.
-template <int Bytes> struct vec_bits;
-template <> struct vec_bits<16> { using type = uint4; };
-template <> struct vec_bits<8> { using type = uint2; };
-template <> struct vec_bits<4> { using type = unsigned int; };
-template <> struct vec_bits<2> { using type = unsigned short; };
+template <int Bytes>
+struct vec_bits;
+template <>
+struct vec_bits<16> {
+  using type = uint4;
+};
+template <>
+struct vec_bits<8> {
+  using type = uint2;
+};
+template <>
+struct vec_bits<4> {
+  using type = unsigned int;
+};
+template <>
+struct vec_bits<2> {
+  using type = unsigned short;
+};
 
 template <int V, class T>
 __device__ __forceinline__ void vload_global(const T* p, T* out) {
@@ -87,7 +101,8 @@ __device__ __forceinline__ void load_into(F& f, const view<T, R>& src, coord<R> 
         detail::vload_global<V>(src.data + r * rs + c, &f.v[k * V]);
       } else {
 #pragma unroll
-        for (int j = 0; j < V; ++j) f.v[k * V + j] = (r < rows && c + j < cols) ? src.data[r * rs + c + j] : E{};
+        for (int j = 0; j < V; ++j)
+          f.v[k * V + j] = (r < rows && c + j < cols) ? src.data[r * rs + c + j] : E{};
       }
     }
   } else if (full && cs == 1) {

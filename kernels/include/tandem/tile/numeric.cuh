@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/tile/numeric.cuh — element arithmetic with the exact semantics the
 // host references reproduce bit for bit:
 //   - integers wrap (computed in the unsigned type of the same width);
@@ -5,11 +6,11 @@
 //   - f32/f64 use IEEE add/mul; products that feed an add are explicit fma().
 #pragma once
 
-#include <cstdint>
-
-#include <cuda/std/type_traits>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cuda/std/type_traits>
 
 namespace tandem::tile {
 
@@ -18,8 +19,8 @@ struct num;
 
 template <class T>
 struct num<T, cuda::std::enable_if_t<cuda::std::is_floating_point_v<T>>> {
-  using compute = T;                                       // type of scalars
-  using accum = double;                                    // reductions
+  using compute = T;     // type of scalars
+  using accum = double;  // reductions
   __device__ __forceinline__ static compute to_compute(T x) { return x; }
   __device__ __forceinline__ static T from_compute(compute x) { return x; }
   __device__ __forceinline__ static T add(T a, T b) { return a + b; }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/tile/reduce.cuh — reductions of a whole tile along its rows.
 //
 //   auto sums = tile::sum_rows(acc);         // per row of the tile

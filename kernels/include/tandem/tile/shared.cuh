@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/tile/shared.cuh — tiles in shared memory: staging, transpose and
 // the matmul inner product.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/tile/tile.cuh — the Tile programming model for tandem kernels.
 //
 // A Tile kernel receives tensors (TensorParam), wraps them in tile::view,

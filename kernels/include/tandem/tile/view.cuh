@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/tile/view.cuh — tensors as Tile kernels see them, and their tiles.
 //
 //   tile::view<const float, 2> a = param;      // from a TensorParam
@@ -13,7 +14,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <cuda/std/type_traits>
 
 #include "tandem/kernel_params.hpp"
@@ -60,8 +60,7 @@ struct view {
       return false;
     } else {
       const auto addr = reinterpret_cast<std::uintptr_t>(data);
-      return col_stride() == 1 && addr % (V * sizeof(value_type)) == 0 &&
-             (R == 1 || row_stride() % V == 0);
+      return col_stride() == 1 && addr % (V * sizeof(value_type)) == 0 && (R == 1 || row_stride() % V == 0);
     }
   }
 };
@@ -76,9 +75,13 @@ struct coord {
 
   // The first element of the tile.
   template <int TM>
-  __device__ __forceinline__ index_t row0() const { return R == 2 ? idx[0] * TM : 0; }
+  __device__ __forceinline__ index_t row0() const {
+    return R == 2 ? idx[0] * TM : 0;
+  }
   template <int TN>
-  __device__ __forceinline__ index_t col0() const { return idx[R - 1] * TN; }
+  __device__ __forceinline__ index_t col0() const {
+    return idx[R - 1] * TN;
+  }
 
   // (i, j) -> (j, i): the source tile of a transpose.
   __device__ __forceinline__ coord transposed() const {

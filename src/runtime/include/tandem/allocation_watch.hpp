@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/allocation_watch.hpp — a weak observer of one allocation.
 //
 //   tandem::AllocationWatch w(buf);   // remember the allocation behind `buf`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/context.hpp — one device's driver context, owned or borrowed.
 //
 //   tandem::Context ctx = tandem::Context::create(platform.device(0));
@@ -33,7 +34,7 @@ namespace detail {
 struct ContextState;
 void ref_add(ContextState* p) noexcept;
 void ref_release(ContextState* p) noexcept;
-}
+}  // namespace detail
 
 struct ContextOptions {
   ConflictPolicy conflict_policy = ConflictPolicy::order;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/device.hpp — Platform (a driver backend) and Device (one GPU).
 //
 //   auto platform = tandem::Platform::open(tandem::BackendKind::automatic);
@@ -26,7 +27,7 @@ namespace detail {
 struct PlatformState;
 void ref_add(PlatformState* p) noexcept;
 void ref_release(PlatformState* p) noexcept;
-}
+}  // namespace detail
 
 class Device;
 

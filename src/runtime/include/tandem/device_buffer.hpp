@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/device_buffer.hpp — a typed buffer: a counted View whose element
 // type is fixed at compile time.
 //
@@ -49,7 +50,8 @@ class DeviceBuffer {
       throw Error(ErrorCode::invalid_dtype, "DeviceBuffer<" + std::string(dtype_name(dtype_v<T>)) +
                                                 "> from a view of " + std::string(dtype_name(v.dtype())));
     }
-    if (v.is_tensor()) throw Error(ErrorCode::unsupported, "DeviceBuffer from a tensor view: use into_buffer");
+    if (v.is_tensor())
+      throw Error(ErrorCode::unsupported, "DeviceBuffer from a tensor view: use into_buffer");
     return DeviceBuffer(std::move(v), Checked{});
   }
 
@@ -68,7 +70,9 @@ class DeviceBuffer {
   [[nodiscard]] DeviceBuffer slice(std::uint64_t offset, std::uint64_t len) const {
     return DeviceBuffer(v_.slice(offset, len), Checked{});
   }
-  [[nodiscard]] DeviceBuffer peel(std::uint64_t index) const { return DeviceBuffer(v_.peel(index), Checked{}); }
+  [[nodiscard]] DeviceBuffer peel(std::uint64_t index) const {
+    return DeviceBuffer(v_.peel(index), Checked{});
+  }
   [[nodiscard]] DeviceBuffer atomic() const { return DeviceBuffer(v_.atomic(), Checked{}); }
   [[nodiscard]] DeviceBuffer share() const { return DeviceBuffer(v_.share(), Checked{}); }
   [[nodiscard]] std::pair<DeviceBuffer, DeviceBuffer> split_at(std::uint64_t k) && {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/errors.hpp — what the runtime throws.
 //
 // One exception type with a stable code (spec/scenario-format.md §4); the
@@ -25,8 +26,8 @@ enum class ErrorCode : std::uint8_t {
   device_mismatch,  // views of another device or context than the stream's
   invalid_dtype,    // element type not allowed here (or bool bytes not 0/1)
   out_of_memory,
-  invalid_handle,   // a handle that is empty, moved-from or consumed
-  driver,           // the driver reported an error
+  invalid_handle,  // a handle that is empty, moved-from or consumed
+  driver,          // the driver reported an error
   timeout,
   unsupported,
 };

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/graph.hpp — captured work that can be replayed (spec/runtime.md §8).
 //
 //   tandem::Graph g = tandem::Graph::capture(stream, [&] {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/kernel_name.hpp — catalog names of kernel symbols, registered by the
 // kernels library (the runtime does not depend on it) so that a recording
 // (tandem/recorder.hpp) writes a catalog launch by name.

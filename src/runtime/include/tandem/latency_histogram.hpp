@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/latency_histogram.hpp — a lock-free log-linear histogram of
 // durations (submit cost, retirement latency).
 //
@@ -61,7 +62,7 @@ class LatencyHistogram {
   }
 
  private:
-  static constexpr int kSubBits = 5;  // 32 sub-buckets per power of two
+  static constexpr int kSubBits = 5;                                  // 32 sub-buckets per power of two
   static constexpr std::size_t kLinear = std::size_t{2} << kSubBits;  // 0..63 exact
   static constexpr std::size_t kBuckets = kLinear + (64 - kSubBits - 1) * (std::size_t{1} << kSubBits);
 

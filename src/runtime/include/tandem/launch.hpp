@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/launch.hpp — the one submission path both programming models use.
 //
 // A kernel launch names its device entry (a KernelSymbol), its grid, its
@@ -57,9 +58,8 @@ struct ViewAccess {
 // parameter i). Throws Error(device_mismatch | invalid_handle | unsupported |
 // driver) or ConflictError; on any throw nothing was submitted and nothing
 // is held.
-LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol,
-                    const driver::LaunchDims& dims, void** params,
-                    std::span<const ViewAccess> accesses);
+LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims,
+                    void** params, std::span<const ViewAccess> accesses);
 
 // --- transfers: submissions too, with the same lease rules ---------------------
 // Device-to-device copy of equal-sized contiguous views.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/launch_future.hpp — the caller's handle on a submission.
 //
 //   tandem::LaunchFuture f = tandem::launch(stream, kernel, dims, params, accesses);

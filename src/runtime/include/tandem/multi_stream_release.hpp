@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/multi_stream_release.hpp — how a context releases a pool
 // allocation whose last view is dropped while submissions on SEVERAL of its
 // streams still lease it (spec/runtime.md §6, docs/runtime.md "Several
@@ -30,14 +31,17 @@ inline constexpr MultiStreamRelease kAllMultiStreamReleases[] = {MultiStreamRele
 
 [[nodiscard]] constexpr std::string_view multi_stream_release_name(MultiStreamRelease m) noexcept {
   switch (m) {
-    case MultiStreamRelease::host_proven: return "host_proven";
-    case MultiStreamRelease::release_stream: return "release_stream";
+    case MultiStreamRelease::host_proven:
+      return "host_proven";
+    case MultiStreamRelease::release_stream:
+      return "release_stream";
   }
   return "?";
 }
 
 // The inverse of multi_stream_release_name; nullopt for any other text.
-[[nodiscard]] constexpr std::optional<MultiStreamRelease> parse_multi_stream_release(std::string_view text) noexcept {
+[[nodiscard]] constexpr std::optional<MultiStreamRelease> parse_multi_stream_release(
+    std::string_view text) noexcept {
   for (MultiStreamRelease m : kAllMultiStreamReleases) {
     if (multi_stream_release_name(m) == text) return m;
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/stats.hpp — counters a report reads (spec/scenario-format.md §3).
 #pragma once
 
@@ -7,14 +8,14 @@
 namespace tandem {
 
 struct RuntimeStats {
-  std::uint64_t live_allocations = 0;   // holding device memory, not freed, not quarantined
+  std::uint64_t live_allocations = 0;  // holding device memory, not freed, not quarantined
   std::uint64_t live_bytes = 0;
   std::uint64_t quarantined_allocations = 0;  // retained forever: completion unknown
   std::uint64_t quarantined_bytes = 0;
   std::uint64_t quarantined_submissions = 0;
   std::uint64_t foreign_owners_unreleased = 0;
-  std::uint64_t allocations_total = 0;  // ever made (empty views excluded)
-  std::uint64_t frees_total = 0;        // driver frees performed + foreign owners released
+  std::uint64_t allocations_total = 0;    // ever made (empty views excluded)
+  std::uint64_t frees_total = 0;          // driver frees performed + foreign owners released
   std::uint64_t pending_submissions = 0;  // submitted, not yet retired or quarantined
   std::uint64_t active_leases = 0;
   std::uint64_t retired_submissions = 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/stream.hpp — an in-order work queue on one context.
 //
 //   tandem::Stream s = tandem::Stream::create(ctx);      // owned
@@ -24,7 +25,7 @@ namespace detail {
 struct StreamState;
 void ref_add(StreamState* p) noexcept;
 void ref_release(StreamState* p) noexcept;
-}
+}  // namespace detail
 
 class Stream;
 

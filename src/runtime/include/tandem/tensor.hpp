@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/tensor.hpp — a typed tensor: element type T, shape and strides
 // (up to kMaxRank dimensions) over a counted view of an allocation.
 //
@@ -34,21 +35,20 @@ class Tensor {
   // Buffer → tensor, same allocation id and device pointer (View::to_tensor).
   // (Member templates so that Tensor<bool> never names DeviceBuffer<bool>.)
   template <DeviceCopy U = T>
-    requires std::is_same_v<U, T>
+  requires std::is_same_v<U, T>
   [[nodiscard]] static Tensor from_buffer(DeviceBuffer<U>&& buf, std::span<const std::int64_t> shape) {
     return Tensor(std::move(buf.v_).to_tensor(shape));
   }
   template <DeviceCopy U = T>
-    requires std::is_same_v<U, T>
+  requires std::is_same_v<U, T>
   [[nodiscard]] static Tensor from_buffer(DeviceBuffer<U>&& buf, std::initializer_list<std::int64_t> shape) {
     return from_buffer(std::move(buf), std::span<const std::int64_t>(shape.begin(), shape.size()));
   }
   // u8 bytes → bool tensor: needs uniqueness; reads the bytes on `stream`
   // (blocks) and throws Error(invalid_dtype) naming the first byte not 0 or 1.
-  [[nodiscard]] static Tensor from_bytes_checked(DeviceBuffer<std::uint8_t>&& bytes, StreamRef stream,
-                                                 std::span<const std::int64_t> shape)
-    requires std::is_same_v<T, bool>
-  {
+  [[nodiscard]] static Tensor from_bytes_checked(
+      DeviceBuffer<std::uint8_t>&& bytes, StreamRef stream,
+      std::span<const std::int64_t> shape) requires std::is_same_v<T, bool> {
     View checked = std::move(bytes.v_).to_bool_checked(stream);
     try {
       return Tensor(std::move(checked).to_tensor(shape));

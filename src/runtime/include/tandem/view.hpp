@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/view.hpp — a counted, typed handle on a byte range of one
 // allocation: a buffer, a slice, a peeled element, a tensor, a borrowed
 // buffer view of a tensor (spec/runtime.md §2, §3, §5, §7).
@@ -26,8 +27,8 @@
 #include <span>
 #include <utility>
 
-#include "tandem/dtype.hpp"
 #include "tandem/driver/types.hpp"
+#include "tandem/dtype.hpp"
 #include "tandem/kernel_params.hpp"
 
 namespace tandem {
@@ -62,8 +63,12 @@ class View {
   [[nodiscard]] std::uint32_t element_size() const noexcept { return dtype_size(dtype_); }
   [[nodiscard]] std::uint64_t byte_offset() const noexcept { return offset_; }
   [[nodiscard]] int rank() const noexcept { return rank_; }
-  [[nodiscard]] std::span<const std::int64_t> shape() const noexcept { return {shape_.data(), static_cast<std::size_t>(rank_)}; }
-  [[nodiscard]] std::span<const std::int64_t> strides() const noexcept { return {strides_.data(), static_cast<std::size_t>(rank_)}; }
+  [[nodiscard]] std::span<const std::int64_t> shape() const noexcept {
+    return {shape_.data(), static_cast<std::size_t>(rank_)};
+  }
+  [[nodiscard]] std::span<const std::int64_t> strides() const noexcept {
+    return {strides_.data(), static_cast<std::size_t>(rank_)};
+  }
   [[nodiscard]] std::uint64_t element_count() const noexcept;
   [[nodiscard]] bool is_tensor() const noexcept { return tensor_; }
   [[nodiscard]] bool is_atomic() const noexcept { return atomic_; }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/view_key.hpp — a view's identity as a recording (tandem/recorder.hpp)
 // sees it.
 #pragma once

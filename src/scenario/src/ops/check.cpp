@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ops/check.cpp — checks (the runtime's answer against the file's, and the
 // model's against the runtime's), free-memory marks and notes.
 #include <algorithm>
@@ -14,31 +15,39 @@ namespace tandem::scenario::detail {
 namespace {
 
 const char* check_name(CheckWhat w) noexcept {
-  static constexpr const char* kNames[] = {"unique", "views", "live_allocations", "pending",
-                                           "freed", "owner_released", "same_allocation", "contents"};
+  static constexpr const char* kNames[] = {"unique", "views",          "live_allocations", "pending",
+                                           "freed",  "owner_released", "same_allocation",  "contents"};
   return kNames[static_cast<int>(w)];
 }
 
 ojson form_json(const ValueForm& f) {
   switch (f.kind) {
-    case ValueForm::Kind::fill: return {{"fill", f.fill}};
-    case ValueForm::Kind::iota: return {{"iota", {{"start", f.iota_start}, {"step", f.iota_step}}}};
-    case ValueForm::Kind::shadow: return "shadow";
+    case ValueForm::Kind::fill:
+      return {{"fill", f.fill}};
+    case ValueForm::Kind::iota:
+      return {{"iota", {{"start", f.iota_start}, {"step", f.iota_step}}}};
+    case ValueForm::Kind::shadow:
+      return "shadow";
     case ValueForm::Kind::values: {
       ojson v = ojson::array();
       for (std::size_t i = 0; i < f.values.size() && i < 16; ++i) v.push_back(f.values[i]);
       if (f.values.size() > 16) return {{"values", v}, {"count", f.values.size()}};
       return v;
     }
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
 double compare_tolerance(DType t) noexcept {
   switch (t) {
-    case DType::f64: return 1e-9;
-    case DType::f16: case DType::bf16: return 1e-2;
-    default: return 1e-4;
+    case DType::f64:
+      return 1e-9;
+    case DType::f16:
+    case DType::bf16:
+      return 1e-2;
+    default:
+      return 1e-4;
   }
 }
 
@@ -56,12 +65,14 @@ std::optional<Expected> expected_contents(Engine& e, const CompiledStep& s, Thre
   Expected x;
   if (st.equals.kind == ValueForm::Kind::shadow) {
     if (!e.shadow_on) {
-      throw Error(ErrorCode::unsupported, e.scenario.threads.empty()
-                                              ? "the shadow model is off: " + e.shadow.why_disabled()
-                                              : "the shadow model needs a single-thread scenario (this one has threads)");
+      throw Error(ErrorCode::unsupported,
+                  e.scenario.threads.empty()
+                      ? "the shadow model is off: " + e.shadow.why_disabled()
+                      : "the shadow model needs a single-thread scenario (this one has threads)");
     }
     auto c = e.shadow.read(ViewLayout::of(v));
-    if (!c) throw Error(ErrorCode::unsupported, "the shadow model does not hold the allocation of '" + st.of + "'");
+    if (!c)
+      throw Error(ErrorCode::unsupported, "the shadow model does not hold the allocation of '" + st.of + "'");
     x.bytes = std::move(c->bytes);
     x.known = std::move(c->known);
     x.approximate = c->approximate;
@@ -69,8 +80,9 @@ std::optional<Expected> expected_contents(Engine& e, const CompiledStep& s, Thre
   }
   if (st.equals.kind == ValueForm::Kind::values && st.equals.values.size() != n) {
     e.record_check(t, st, "contents", form_json(st.equals),
-                   {{"elements", n}, {"mismatch", "expected " + std::to_string(st.equals.values.size()) +
-                                                      " values, the view holds " + std::to_string(n)}},
+                   {{"elements", n},
+                    {"mismatch", "expected " + std::to_string(st.equals.values.size()) +
+                                     " values, the view holds " + std::to_string(n)}},
                    false);
     return std::nullopt;
   }
@@ -105,7 +117,8 @@ void check_contents(Engine& e, const CompiledStep& s, ThreadState& t) {
       same = std::fabs(p - q) <= tol * std::max(1.0, std::fabs(q));
     }
     if (!same) {
-      if (mismatches == 0) first = {{"index", i}, {"expected", element_text(type, b)}, {"actual", element_text(type, a)}};
+      if (mismatches == 0)
+        first = {{"index", i}, {"expected", element_text(type, b)}, {"actual", element_text(type, a)}};
       ++mismatches;
     }
   }
@@ -152,40 +165,64 @@ void check_count(Engine& e, const CompiledStep& s, ThreadState& t, std::uint64_t
 }  // namespace
 
 void read_check(Reader& r, const json& j, const std::string& p, Step& s) {
-  static const std::vector<std::string> whats = {"unique", "views", "live_allocations", "pending",
-                                                 "freed", "owner_released", "same_allocation",
-                                                 "contents"};
+  static const std::vector<std::string> whats = {"unique", "views",          "live_allocations", "pending",
+                                                 "freed",  "owner_released", "same_allocation",  "contents"};
   std::string w;
   const auto wit = j.find("what");
   if (wit == j.end() || !r.enum_str(*wit, p + ".what", whats, w)) return;
   // fields each form takes (besides op, what, expect_error)
   std::vector<std::string> fields;
   enum { kBool, kInt, kEquals } val = kBool;
-  if (w == "unique") { s.what = CheckWhat::unique; fields = {"of", "value"}; }
-  else if (w == "views") { s.what = CheckWhat::views; fields = {"of", "value"}; val = kInt; }
-  else if (w == "live_allocations") { s.what = CheckWhat::live_allocations; fields = {"value"}; val = kInt; }
-  else if (w == "pending") { s.what = CheckWhat::pending; fields = {"value"}; val = kInt; }
-  else if (w == "freed") { s.what = CheckWhat::freed; fields = {"of", "value"}; }
-  else if (w == "owner_released") { s.what = CheckWhat::owner_released; fields = {"of", "value"}; }
-  else if (w == "same_allocation") { s.what = CheckWhat::same_allocation; fields = {"a", "b", "value"}; }
-  else { s.what = CheckWhat::contents; fields = {"of", "equals"}; val = kEquals; }
+  if (w == "unique") {
+    s.what = CheckWhat::unique;
+    fields = {"of", "value"};
+  } else if (w == "views") {
+    s.what = CheckWhat::views;
+    fields = {"of", "value"};
+    val = kInt;
+  } else if (w == "live_allocations") {
+    s.what = CheckWhat::live_allocations;
+    fields = {"value"};
+    val = kInt;
+  } else if (w == "pending") {
+    s.what = CheckWhat::pending;
+    fields = {"value"};
+    val = kInt;
+  } else if (w == "freed") {
+    s.what = CheckWhat::freed;
+    fields = {"of", "value"};
+  } else if (w == "owner_released") {
+    s.what = CheckWhat::owner_released;
+    fields = {"of", "value"};
+  } else if (w == "same_allocation") {
+    s.what = CheckWhat::same_allocation;
+    fields = {"a", "b", "value"};
+  } else {
+    s.what = CheckWhat::contents;
+    fields = {"of", "equals"};
+    val = kEquals;
+  }
   for (const char* k : {"of", "value", "a", "b", "equals"}) {
     const bool want = std::find(fields.begin(), fields.end(), k) != fields.end();
     const bool has = j.contains(k);
-    if (want && !has) r.error(p + "." + k, std::string("missing required field '") + k + "' for check '" + w + "'");
-    if (!want && has) r.error(p + "." + k, std::string("unexpected field '") + k + "' for check '" + w +
-                                             "'; expected " + list(fields));
+    if (want && !has)
+      r.error(p + "." + k, std::string("missing required field '") + k + "' for check '" + w + "'");
+    if (!want && has)
+      r.error(p + "." + k,
+              std::string("unexpected field '") + k + "' for check '" + w + "'; expected " + list(fields));
   }
   if (j.contains("a")) r.name_str(j.at("a"), p + ".a", s.a);
   if (j.contains("b")) r.name_str(j.at("b"), p + ".b", s.b);
   if (auto it = j.find("value"); it != j.end()) {
-    if (val == kBool) r.boolean(*it, p + ".value", s.bool_value);
-    else if (val == kInt) r.uint_in(*it, p + ".value", 0, kMaxExpect, s.int_value);
+    if (val == kBool)
+      r.boolean(*it, p + ".value", s.bool_value);
+    else if (val == kInt)
+      r.uint_in(*it, p + ".value", 0, kMaxExpect, s.int_value);
   }
   if (auto it = j.find("equals"); it != j.end() && val == kEquals)
     r.value_form(*it, p + ".equals", F_FILL | F_IOTA_OBJ | F_VALUES | F_SHADOW,
-               "{\"fill\": v}, {\"iota\": {\"start\": s, \"step\": d}}, an array of values or \"shadow\"",
-               s.equals);
+                 "{\"fill\": v}, {\"iota\": {\"start\": s, \"step\": d}}, an array of values or \"shadow\"",
+                 s.equals);
 }
 void read_vram(Reader& r, const json& j, const std::string& p, Step& s) {
   const bool m = j.contains("mark"), c = j.contains("check");
@@ -209,14 +246,28 @@ void read_vram(Reader& r, const json& j, const std::string& p, Step& s) {
 
 void exec_check(Engine& e, const CompiledStep& s, ThreadState& t) {
   switch (s.step->what) {
-    case CheckWhat::unique: check_unique(e, s, t); return;
-    case CheckWhat::views: check_count(e, s, t, e.handles.view(s.of, {"check views of"})->view.view_count()); return;
-    case CheckWhat::live_allocations: check_count(e, s, t, e.session.total_stats().live_allocations); return;
-    case CheckWhat::pending: check_count(e, s, t, e.session.total_stats().pending_submissions); return;
+    case CheckWhat::unique:
+      check_unique(e, s, t);
+      return;
+    case CheckWhat::views:
+      check_count(e, s, t, e.handles.view(s.of, {"check views of"})->view.view_count());
+      return;
+    case CheckWhat::live_allocations:
+      check_count(e, s, t, e.session.total_stats().live_allocations);
+      return;
+    case CheckWhat::pending:
+      check_count(e, s, t, e.session.total_stats().pending_submissions);
+      return;
     case CheckWhat::freed:
-    case CheckWhat::owner_released: check_watch(e, s, t); return;
-    case CheckWhat::same_allocation: check_same_allocation(e, s, t); return;
-    case CheckWhat::contents: check_contents(e, s, t); return;
+    case CheckWhat::owner_released:
+      check_watch(e, s, t);
+      return;
+    case CheckWhat::same_allocation:
+      check_same_allocation(e, s, t);
+      return;
+    case CheckWhat::contents:
+      check_contents(e, s, t);
+      return;
   }
 }
 
@@ -226,8 +277,10 @@ void exec_check(Engine& e, const CompiledStep& s, ThreadState& t) {
 void exec_vram(Engine& e, const CompiledStep& s, ThreadState& t) {
   const Step& st = *s.step;
   std::vector<std::uint32_t> devices;
-  if (st.device) devices.push_back(*st.device);
-  else devices.assign(e.scenario.devices.begin(), e.scenario.devices.end());
+  if (st.device)
+    devices.push_back(*st.device);
+  else
+    devices.assign(e.scenario.devices.begin(), e.scenario.devices.end());
   // Settle first: memory held by finished work is released by retirement,
   // and the pool keeps freed memory until trimmed.
   (void)e.session.settle(kLongWait);
@@ -248,7 +301,9 @@ void exec_vram(Engine& e, const CompiledStep& s, ThreadState& t) {
     e.recorder.update([&](RunRecord& rec) {
       VramRecord& r = rec.vram_devices[d];
       r = {mark, free_now, st.tolerance_bytes, delta, ok && (!r.checked || r.ok), true};
-      if (main_device) rec.vram = {mark, free_now, st.tolerance_bytes, delta, ok && (!rec.vram.checked || rec.vram.ok), true};
+      if (main_device)
+        rec.vram = {mark, free_now, st.tolerance_bytes, delta, ok && (!rec.vram.checked || rec.vram.ok),
+                    true};
     });
     ojson actual = {{"baseline_free", mark}, {"free", free_now}, {"delta", delta}};
     if (e.scenario.devices.size() > 1 || st.device) actual["device"] = d;

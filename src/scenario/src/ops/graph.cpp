@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ops/graph.cpp — capture a step list into a graph, replay it.
 #include "../engine.hpp"
 #include "../json_reader.hpp"

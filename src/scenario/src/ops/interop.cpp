@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ops/interop.cpp — driver objects made outside the runtime and borrowed by
 // it: borrow_stream and borrow_context (the session makes, checks and
 // destroys them: borrowed.hpp).

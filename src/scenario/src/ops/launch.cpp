@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ops/launch.cpp — a catalog kernel launched through kernels::launch: the
 // loader checks the kernel and its arguments by name; the compiled plan
 // (program.hpp) holds the parameter layout and packed scalars, so a launch
@@ -33,13 +34,14 @@ KernelRead read_kernel(Reader& r, const json& j, const std::string& p, Step& s) 
       const auto near = kernels::suggest(s.model, s.kernel, 3);
       std::string hint;
       if (!near.empty()) hint = " (did you mean '" + near.front() + "'?)";
-      r.error(p + ".kernel", "unknown " + k.model + " kernel '" + s.kernel + "'" + hint + "; known: " +
-                                 list(kernels::kernel_names(s.model)));
+      r.error(p + ".kernel", "unknown " + k.model + " kernel '" + s.kernel + "'" + hint +
+                                 "; known: " + list(kernels::kernel_names(s.model)));
     } else {
       k.have_kernel = true;
     }
   }
-  for (const auto& ps : k.params) (ps.kind == kernels::ArgKind::view ? k.views : k.scalars).emplace_back(ps.name);
+  for (const auto& ps : k.params)
+    (ps.kind == kernels::ArgKind::view ? k.views : k.scalars).emplace_back(ps.name);
   return k;
 }
 
@@ -56,15 +58,16 @@ void read_args(Reader& r, const json& j, const std::string& p, Step& s, const Ke
     std::string h;
     if (!r.name_str(v, q, h)) continue;
     if (k.have_kernel && std::find(k.views.begin(), k.views.end(), name) == k.views.end()) {
-      r.error(q, "kernel '" + s.kernel + "' has no view parameter '" + name + "'" + did_you_mean(name, k.views) +
-                     "; expected " + list(k.views));
+      r.error(q, "kernel '" + s.kernel + "' has no view parameter '" + name + "'" +
+                     did_you_mean(name, k.views) + "; expected " + list(k.views));
       continue;
     }
     s.args[name] = h;
   }
   if (k.have_kernel)
     for (const auto& v : k.views)
-      if (args.find(v) == args.end()) r.error(p + ".args." + v, "missing argument '" + v + "' of kernel '" + s.kernel + "'");
+      if (args.find(v) == args.end())
+        r.error(p + ".args." + v, "missing argument '" + v + "' of kernel '" + s.kernel + "'");
 }
 
 void read_scalars(Reader& r, const json& j, const std::string& p, Step& s, const KernelRead& k) {
@@ -79,7 +82,8 @@ void read_scalars(Reader& r, const json& j, const std::string& p, Step& s, const
         if (k.have_kernel && std::find(k.scalars.begin(), k.scalars.end(), name) == k.scalars.end()) {
           r.error(q, "kernel '" + s.kernel + "' has no scalar parameter '" + name + "'" +
                          did_you_mean(name, k.scalars) +
-                         (k.scalars.empty() ? std::string("; it takes no scalars") : "; expected " + list(k.scalars)));
+                         (k.scalars.empty() ? std::string("; it takes no scalars")
+                                            : "; expected " + list(k.scalars)));
           continue;
         }
         s.scalars[name] = d;
@@ -89,16 +93,18 @@ void read_scalars(Reader& r, const json& j, const std::string& p, Step& s, const
   if (k.have_kernel)
     for (const auto& ps : k.params)
       if (ps.kind == kernels::ArgKind::scalar && !ps.default_value && !s.scalars.contains(ps.name))
-        r.error(p + ".scalars." + ps.name,
-                std::string("missing scalar '") + ps.name + "' of kernel '" + s.kernel + "' (it has no default)");
+        r.error(p + ".scalars." + ps.name, std::string("missing scalar '") + ps.name + "' of kernel '" +
+                                               s.kernel + "' (it has no default)");
 }
 
 void read_dims(Reader& r, const json& j, const std::string& p, Step& s, const KernelRead& k) {
   const bool tile = k.have_model && s.model == kernels::Model::tile;
   for (const char* key : {"grid", "block"}) {
     if (auto it = j.find(key); it != j.end()) {
-      if (tile) r.error(p + "." + key, std::string("'") + key + "' is for simt launches; tile launches take 'tile'");
-      else r.dim3(*it, p + "." + key, std::string(key) == "grid" ? s.grid : s.block);
+      if (tile)
+        r.error(p + "." + key, std::string("'") + key + "' is for simt launches; tile launches take 'tile'");
+      else
+        r.dim3(*it, p + "." + key, std::string(key) == "grid" ? s.grid : s.block);
     }
   }
   if (auto it = j.find("tile"); it != j.end()) {
@@ -134,13 +140,13 @@ void bind_views(Engine& e, const Step& st, LaunchPlan& p) {
     std::shared_ptr<Handle> h = e.handles.view(p.view_slots[i], {"argument '", ps.name, "'"});
     const bool tensor = h->view.is_tensor();
     if (st.model == kernels::Model::simt && tensor) {
-      throw Error(ErrorCode::unsupported, "simt kernel '" + st.kernel + "' takes buffers; argument '" + ps.name +
-                                              "' ('" + e.handles.name(p.view_slots[i]) +
+      throw Error(ErrorCode::unsupported, "simt kernel '" + st.kernel + "' takes buffers; argument '" +
+                                              ps.name + "' ('" + e.handles.name(p.view_slots[i]) +
                                               "') is a tensor: hand it over with as_buffer or into_buffer");
     }
     if (st.model == kernels::Model::tile && !tensor) {
-      throw Error(ErrorCode::unsupported, "tile kernel '" + st.kernel + "' takes tensors; argument '" + ps.name +
-                                              "' ('" + e.handles.name(p.view_slots[i]) +
+      throw Error(ErrorCode::unsupported, "tile kernel '" + st.kernel + "' takes tensors; argument '" +
+                                              ps.name + "' ('" + e.handles.name(p.view_slots[i]) +
                                               "') is a buffer: hand it over with to_tensor");
     }
     p.shapes[i] = kernels::shape_of(h->view);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ops/ops.hpp — the functions of the op table's rows, by family: read_*
 // checks what the shared field readers cannot, exec_* runs the op.
 #pragma once

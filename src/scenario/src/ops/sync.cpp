@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ops/sync.cpp — waiting for work, time, loops and devices.
 #include <thread>
 
@@ -14,10 +15,13 @@ void read_wait(Reader& r, const json& j, const std::string& p, Step& s) {
   if (j.contains("stream")) ++n;
   if (auto it = j.find("all"); it != j.end()) {
     ++n;
-    if (!it->is_boolean() || !it->get<bool>()) r.expected(p + ".all", "true", *it);
-    else s.wait_all = true;
+    if (!it->is_boolean() || !it->get<bool>())
+      r.expected(p + ".all", "true", *it);
+    else
+      s.wait_all = true;
   }
-  if (n != 1) r.error(p, "wait takes exactly one of 'id', 'stream' or \"all\": true; found " + std::to_string(n));
+  if (n != 1)
+    r.error(p, "wait takes exactly one of 'id', 'stream' or \"all\": true; found " + std::to_string(n));
 }
 
 void read_peer_access(Reader& r, const json& j, const std::string& p, Step& s) {
@@ -33,12 +37,13 @@ void read_peer_access(Reader& r, const json& j, const std::string& p, Step& s) {
     std::uint64_t d = 0;
     if (r.uint_in(devices.at(i), p + ".devices[" + std::to_string(i) + "]", 0, kMaxDevice, d))
       s.peer_devices[i] = static_cast<std::uint32_t>(d);
-    else ok = false;
+    else
+      ok = false;
   }
   if (!ok) return;
   if (s.peer_devices[0] == s.peer_devices[1]) {
     r.error(p + ".devices", "peer access is between two different devices; found device " +
-                              std::to_string(s.peer_devices[0]) + " twice");
+                                std::to_string(s.peer_devices[0]) + " twice");
     return;
   }
   r.step_devices.insert(s.peer_devices.begin(), s.peer_devices.end());
@@ -46,28 +51,32 @@ void read_peer_access(Reader& r, const json& j, const std::string& p, Step& s) {
 void exec_wait(Engine& e, const CompiledStep& s, ThreadState&) {
   const Step& st = *s.step;
   if (st.wait_all) {
-    if (!e.session.settle(kLongWait)) throw Error(ErrorCode::timeout, "waiting for all work: not settled after 10 minutes");
+    if (!e.session.settle(kLongWait))
+      throw Error(ErrorCode::timeout, "waiting for all work: not settled after 10 minutes");
     return;
   }
   LaunchFuture f;
   std::string what;
   if (st.stream) {
-    if (!e.handles.holds_stream(s.stream)) throw Error(ErrorCode::invalid_handle, "stream '" + *st.stream + "' was dropped");
+    if (!e.handles.holds_stream(s.stream))
+      throw Error(ErrorCode::invalid_handle, "stream '" + *st.stream + "' was dropped");
     f = e.session.last_on(s.stream_index);
     what = "stream '" + *st.stream + "'";
   } else {
     f = e.handles.future(s.id);
     what = "future '" + st.id + "'";
   }
-  if (f.valid() && !f.wait(kLongWait)) throw Error(ErrorCode::timeout, "waiting for " + what + ": not done after 10 minutes");
+  if (f.valid() && !f.wait(kLongWait))
+    throw Error(ErrorCode::timeout, "waiting for " + what + ": not done after 10 minutes");
 }
 
 void exec_retire(Engine& e, const CompiledStep& s, ThreadState&) {
   const auto timeout = std::chrono::milliseconds(s.step->timeout_ms.value_or(60'000));
   if (!e.session.settle(timeout)) {
     const RuntimeStats stats = e.session.total_stats();
-    throw Error(ErrorCode::timeout, "retirement did not settle within " + std::to_string(timeout.count()) + " ms (" +
-                                        std::to_string(stats.pending_submissions) + " submissions pending)");
+    throw Error(ErrorCode::timeout, "retirement did not settle within " + std::to_string(timeout.count()) +
+                                        " ms (" + std::to_string(stats.pending_submissions) +
+                                        " submissions pending)");
   }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ops/transfer.cpp — copies between views and between a view and the host.
 // In a capture they add to the graph (and its shadow effects) instead.
 #include "../element_codec.hpp"
@@ -45,8 +46,9 @@ void exec_upload(Engine& e, const CompiledStep& s, ThreadState& t) {
   const View& v = h->view;
   const std::uint64_t n = v.element_count();
   if (st.init.kind == ValueForm::Kind::values && st.init.values.size() != n) {
-    throw Error(ErrorCode::out_of_range, "upload of " + std::to_string(st.init.values.size()) + " values into '" +
-                                             st.buf + "', which holds " + std::to_string(n) + " elements");
+    throw Error(ErrorCode::out_of_range, "upload of " + std::to_string(st.init.values.size()) +
+                                             " values into '" + st.buf + "', which holds " +
+                                             std::to_string(n) + " elements");
   }
   std::vector<std::byte> data = make_elements(v.dtype(), st.init, n);
   const std::uint64_t t0 = e.clock.ticks();

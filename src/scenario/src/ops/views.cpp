@@ -1,11 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
 // ops/views.cpp — allocations, views of them, conversions, drops.
 #include <span>
 
 #include "../engine.hpp"
-#include "tandem/testing/sim.hpp"
 #include "ops.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/launch.hpp"
+#include "tandem/testing/sim.hpp"
 
 namespace tandem::scenario::detail {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/access_mode.hpp — how an operation touches a byte range.
 //
 // One enum for every layer: the driver's declared accesses, the runtime's
@@ -27,10 +28,14 @@ enum class AccessMode : std::uint8_t { read = 1, write = 2, read_write = 3, atom
 // Spelling in messages and reports: "read", "write", "read-write", "atomic".
 [[nodiscard]] constexpr std::string_view access_mode_name(AccessMode m) noexcept {
   switch (m) {
-    case AccessMode::read: return "read";
-    case AccessMode::write: return "write";
-    case AccessMode::read_write: return "read-write";
-    case AccessMode::atomic: return "atomic";
+    case AccessMode::read:
+      return "read";
+    case AccessMode::write:
+      return "write";
+    case AccessMode::read_write:
+      return "read-write";
+    case AccessMode::atomic:
+      return "atomic";
   }
   return "?";
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/backend_kind.hpp — which driver backend a platform runs on.
 //
 // One spelling for the runtime (Platform::open), the driver backends'
@@ -12,13 +13,17 @@ namespace tandem {
 
 enum class BackendKind : std::uint8_t { automatic, cuda, sim };
 
-inline constexpr BackendKind kAllBackendKinds[] = {BackendKind::automatic, BackendKind::cuda, BackendKind::sim};
+inline constexpr BackendKind kAllBackendKinds[] = {BackendKind::automatic, BackendKind::cuda,
+                                                   BackendKind::sim};
 
 [[nodiscard]] constexpr std::string_view backend_kind_name(BackendKind k) noexcept {
   switch (k) {
-    case BackendKind::automatic: return "auto";
-    case BackendKind::cuda: return "cuda";
-    case BackendKind::sim: return "sim";
+    case BackendKind::automatic:
+      return "auto";
+    case BackendKind::cuda:
+      return "cuda";
+    case BackendKind::sim:
+      return "sim";
   }
   return "?";
 }

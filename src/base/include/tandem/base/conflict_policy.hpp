@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/conflict_policy.hpp — what a context does when a submission
 // conflicts with work on another stream (spec runtime.md): `order` makes the
 // new work wait for it on the device, `reject` throws ConflictError and
@@ -16,8 +17,10 @@ inline constexpr ConflictPolicy kAllConflictPolicies[] = {ConflictPolicy::order,
 
 [[nodiscard]] constexpr std::string_view conflict_policy_name(ConflictPolicy p) noexcept {
   switch (p) {
-    case ConflictPolicy::order: return "order";
-    case ConflictPolicy::reject: return "reject";
+    case ConflictPolicy::order:
+      return "order";
+    case ConflictPolicy::reject:
+      return "reject";
   }
   return "?";
 }

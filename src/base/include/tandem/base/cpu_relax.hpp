@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/cpu_relax.hpp — TANDEM_CPU_RELAX(): the spin-wait hint (x86
 // `pause`), so a spinning core yields its pipeline to its sibling thread.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/guard.hpp — std::lock_guard, annotated: holds a Mutex or a
 // SpinLock for its scope.
 #pragma once

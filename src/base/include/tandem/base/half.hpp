@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/half.hpp — f16 and bf16 <-> f32 conversion on the host.
 //
 // Round to nearest even, as the device's __float2half_rn / __float2bfloat16_rn
@@ -28,9 +29,9 @@ namespace tandem {
   const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
   const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000U);
   const std::uint32_t ax = x & 0x7fffffffU;
-  if (ax > 0x7f800000U) return half{0x7fff};                         // NaN
+  if (ax > 0x7f800000U) return half{0x7fff};                                       // NaN
   if (ax >= 0x477ff000U) return half{static_cast<std::uint16_t>(sign | 0x7c00U)};  // >= 65520: inf
-  if (ax >= 0x38800000U) {                                            // normal half
+  if (ax >= 0x38800000U) {                                                         // normal half
     const std::uint32_t mant = ax & 0x7fffffU;
     std::uint32_t h = (((ax >> 23) - 112) << 10) | (mant >> 13);
     const std::uint32_t rem = mant & 0x1fffU;

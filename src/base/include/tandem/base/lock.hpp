@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/lock.hpp — a scoped hold of a Mutex that can also wait on a
 // condition variable.
 //

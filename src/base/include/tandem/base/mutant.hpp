@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/mutant.hpp — planted bugs for mutation testing (issue 24).
 // A test build only: with -DTANDEM_MUTANTS=ON (CMake; default OFF) each
 // `if (base::mutant(Mutant::x))` branch in the runtime is live, and the one
@@ -37,11 +38,21 @@ enum class Mutant : unsigned char {
 };
 
 inline constexpr std::string_view kMutantNames[] = {
-    "lease_counted_as_view",   "release_unordered",         "forgotten_future_drops_leases",
-    "atomic_leased_as_read",   "peeled_leased_as_writer",   "graph_refs_ignored",
-    "unknown_completion_frees", "dropped_stream_loses_leases", "cross_stream_unordered",
-    "transfer_ignores_aliases", "range_widened",             "range_narrowed",
-    "slice_leases_parent_range", "release_stream_skips_a_wait", "borrowed_stream_destroyed",
+    "lease_counted_as_view",
+    "release_unordered",
+    "forgotten_future_drops_leases",
+    "atomic_leased_as_read",
+    "peeled_leased_as_writer",
+    "graph_refs_ignored",
+    "unknown_completion_frees",
+    "dropped_stream_loses_leases",
+    "cross_stream_unordered",
+    "transfer_ignores_aliases",
+    "range_widened",
+    "range_narrowed",
+    "slice_leases_parent_range",
+    "release_stream_skips_a_wait",
+    "borrowed_stream_destroyed",
     "borrowed_context_destroyed",
 };
 inline constexpr std::size_t kMutantCount = sizeof(kMutantNames) / sizeof(kMutantNames[0]);
@@ -59,7 +70,8 @@ inline int active_mutant() noexcept {
       if (kMutantNames[i] == e) return static_cast<int>(i);
     }
     std::fprintf(stderr, "TANDEM_MUTANT=%s: no such mutant; the mutants are:\n", e);
-    for (std::string_view n : kMutantNames) std::fprintf(stderr, "  %.*s\n", static_cast<int>(n.size()), n.data());
+    for (std::string_view n : kMutantNames)
+      std::fprintf(stderr, "  %.*s\n", static_cast<int>(n.size()), n.data());
     std::abort();
   }();
   return index;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/mutex.hpp — std::mutex that clang's thread-safety analysis can
 // follow, for the cold paths (registries, condition variables, the sim's
 // state). Hold it with Guard (guard.hpp) or, to wait on a condition

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/param_abi.hpp — the parameter ABI between launchers and kernels.
 //
 // Included by host code (g++/clang) and device code (nvcc) alike, so it uses
@@ -65,12 +66,18 @@ static_assert(kMaxRank == 4, "param_bytes and tensor_param_stride_offset list ev
 // a BufferParam (a SIMT buffer). 0 for a rank above kMaxRank.
 constexpr std::size_t param_bytes(int rank) noexcept {
   switch (rank) {
-    case 0: return kBufferParamBytes;
-    case 1: return kTensorParamBytes<1>;
-    case 2: return kTensorParamBytes<2>;
-    case 3: return kTensorParamBytes<3>;
-    case 4: return kTensorParamBytes<4>;
-    default: return 0;
+    case 0:
+      return kBufferParamBytes;
+    case 1:
+      return kTensorParamBytes<1>;
+    case 2:
+      return kTensorParamBytes<2>;
+    case 3:
+      return kTensorParamBytes<3>;
+    case 4:
+      return kTensorParamBytes<4>;
+    default:
+      return 0;
   }
 }
 
@@ -78,11 +85,16 @@ constexpr std::size_t param_bytes(int rank) noexcept {
 // kTensorParamShapeOffset for every rank).
 constexpr std::size_t tensor_param_stride_offset(int rank) noexcept {
   switch (rank) {
-    case 1: return offsetof(AnyTensorParam<1>, stride);
-    case 2: return offsetof(AnyTensorParam<2>, stride);
-    case 3: return offsetof(AnyTensorParam<3>, stride);
-    case 4: return offsetof(AnyTensorParam<4>, stride);
-    default: return 0;
+    case 1:
+      return offsetof(AnyTensorParam<1>, stride);
+    case 2:
+      return offsetof(AnyTensorParam<2>, stride);
+    case 3:
+      return offsetof(AnyTensorParam<3>, stride);
+    case 4:
+      return offsetof(AnyTensorParam<4>, stride);
+    default:
+      return 0;
   }
 }
 

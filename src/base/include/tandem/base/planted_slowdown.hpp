@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/planted_slowdown.hpp — a test build only: a launch made
 // slower on purpose, so that scripts/compare can be shown to catch a launch
 // regression of a known size (issue 23). Compiled in only with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/spin_lock.hpp — a one-byte annotated spin lock.
 //
 // For per-allocation lease lists and per-stream queues: held for a few
@@ -29,8 +30,7 @@ class TANDEM_CAPABILITY("mutex") SpinLock {
     }
   }
   bool try_lock() noexcept TANDEM_TRY_ACQUIRE(true) {
-    return !locked_.load(std::memory_order_relaxed) &&
-           !locked_.exchange(true, std::memory_order_acquire);
+    return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire);
   }
   void unlock() noexcept TANDEM_RELEASE() { locked_.store(false, std::memory_order_release); }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/base/thread_annotations.hpp — clang thread-safety annotations.
 //
 // The one set of annotation macros of every layer (driver, sim, runtime).

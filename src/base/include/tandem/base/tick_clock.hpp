@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tick_clock.hpp — a cheap clock for timings taken on hot paths: the
 // scenario engine's per-step and per-submission timings (each launch step
 // reads it four times) and the runtime's submission stamp for

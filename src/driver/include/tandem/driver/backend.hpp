@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/driver/backend.hpp — the one driver interface, two implementations.
 //
 //   auto cuda = tandem::driver::load_cuda_backend();   // nullptr + reason if
@@ -36,7 +37,7 @@ struct LaunchRequest {
   const KernelSymbol* symbol = nullptr;
   LaunchDims dims;
   StreamHandle stream;
-  void** params = nullptr;  // params[i] points at parameter i (symbol->params[i])
+  void** params = nullptr;           // params[i] points at parameter i (symbol->params[i])
   const Access* accesses = nullptr;  // declared accesses (sim checks them)
   std::uint32_t access_count = 0;
 };
@@ -114,25 +115,24 @@ class Backend {
   // sync: return cached memory above `keep_bytes` to the device.
   virtual Result pool_trim(ContextHandle ctx, PoolHandle p, std::size_t keep_bytes) noexcept = 0;
   // async (stream-ordered) allocation from `p` and free.
-  virtual Result mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t bytes,
-                                 StreamHandle s, DevicePtr& out) noexcept = 0;
+  virtual Result mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t bytes, StreamHandle s,
+                                 DevicePtr& out) noexcept = 0;
   virtual Result mem_free_async(ContextHandle ctx, DevicePtr ptr, StreamHandle s) noexcept = 0;
   // sync, not pooled: memory "made elsewhere" (foreign memory, tests).
   virtual Result mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& out) noexcept = 0;
   virtual Result mem_free(ContextHandle ctx, DevicePtr ptr) noexcept = 0;
   // sync: the device's free and total memory.
-  virtual Result mem_info(ContextHandle ctx, std::size_t& free_bytes,
-                          std::size_t& total_bytes) noexcept = 0;
+  virtual Result mem_info(ContextHandle ctx, std::size_t& free_bytes, std::size_t& total_bytes) noexcept = 0;
 
   // --- transfers (async; host memory must stay valid until they complete) --
-  virtual Result memcpy_async(ContextHandle ctx, DevicePtr dst, DevicePtr src,
-                              std::size_t bytes, StreamHandle s) noexcept = 0;
-  virtual Result upload_async(ContextHandle ctx, DevicePtr dst, const void* src,
-                              std::size_t bytes, StreamHandle s) noexcept = 0;
-  virtual Result download_async(ContextHandle ctx, void* dst, DevicePtr src,
-                                std::size_t bytes, StreamHandle s) noexcept = 0;
-  virtual Result memset8_async(ContextHandle ctx, DevicePtr dst, std::uint8_t value,
-                               std::size_t count, StreamHandle s) noexcept = 0;
+  virtual Result memcpy_async(ContextHandle ctx, DevicePtr dst, DevicePtr src, std::size_t bytes,
+                              StreamHandle s) noexcept = 0;
+  virtual Result upload_async(ContextHandle ctx, DevicePtr dst, const void* src, std::size_t bytes,
+                              StreamHandle s) noexcept = 0;
+  virtual Result download_async(ContextHandle ctx, void* dst, DevicePtr src, std::size_t bytes,
+                                StreamHandle s) noexcept = 0;
+  virtual Result memset8_async(ContextHandle ctx, DevicePtr dst, std::uint8_t value, std::size_t count,
+                               StreamHandle s) noexcept = 0;
 
   // --- kernels ----------------------------------------------------------------
   // Resolves a symbol in `ctx` (loading its module once per context).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/driver/host_access.hpp — what a kernel's host reference may touch
 // while the simulated device runs it.
 //

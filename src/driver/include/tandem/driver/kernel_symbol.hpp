@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/driver/kernel_symbol.hpp — how a kernel is named to the driver.
 //
 // A KernelSymbol is static data that the kernels layer defines once per
@@ -48,7 +49,7 @@ struct ModuleImage {
 using HostKernelFn = void (*)(void* const* params, const LaunchDims& dims);
 
 struct KernelSymbol {
-  const char* name = "";                 // extern "C" entry point in `module`
+  const char* name = "";  // extern "C" entry point in `module`
   const ModuleImage* module = nullptr;
   HostKernelFn host = nullptr;
   const ParamSlot* params = nullptr;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/driver/sim_backend.hpp — the simulated device.
 //
 // A second implementation of the driver surface on host memory and host
@@ -95,8 +96,7 @@ class SimBackend final : public Backend {
   Result mem_free_async(ContextHandle ctx, DevicePtr ptr, StreamHandle s) noexcept override;
   Result mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& out) noexcept override;
   Result mem_free(ContextHandle ctx, DevicePtr ptr) noexcept override;
-  Result mem_info(ContextHandle ctx, std::size_t& free_bytes,
-                  std::size_t& total_bytes) noexcept override;
+  Result mem_info(ContextHandle ctx, std::size_t& free_bytes, std::size_t& total_bytes) noexcept override;
   Result memcpy_async(ContextHandle ctx, DevicePtr dst, DevicePtr src, std::size_t bytes,
                       StreamHandle s) noexcept override;
   Result upload_async(ContextHandle ctx, DevicePtr dst, const void* src, std::size_t bytes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/driver/sim_config.hpp — how to build a simulated device.
 //
 // A plain struct of its own so that the runtime's public headers

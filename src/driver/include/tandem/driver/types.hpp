@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/driver/types.hpp — plain values shared by both driver backends.
 //
 // The driver layer is the bottom of tandem: one small interface (backend.hpp)
@@ -35,14 +36,14 @@ using GraphHandle = Handle<struct GraphTag>;  // an instantiated, launchable gra
 
 enum class Status : std::uint8_t {
   ok = 0,
-  not_ready,        // event/stream query: work still pending (not an error)
+  not_ready,  // event/stream query: work still pending (not an error)
   out_of_memory,
-  invalid_value,    // bad argument (size, pointer, dims)
+  invalid_value,  // bad argument (size, pointer, dims)
   invalid_handle,
-  not_supported,    // e.g. a kernel built without device code
-  not_permitted,    // e.g. an operation illegal during stream capture
+  not_supported,       // e.g. a kernel built without device code
+  not_permitted,       // e.g. an operation illegal during stream capture
   completion_unknown,  // the device cannot say whether the work finished
-  no_device,        // no driver library or no device
+  no_device,           // no driver library or no device
   unknown,
 };
 

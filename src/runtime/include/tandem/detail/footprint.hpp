@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/detail/footprint.hpp — what the access tracker costs in host memory,
 // for benchmarks and reports.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/detail/launch_phases.hpp — a diagnostic: the CPU's time stamp
 // counter read at the boundaries of a launch's steps, summed per step on
 // the launching thread. Compiled in only with -DTANDEM_LAUNCH_PHASES=ON
@@ -16,11 +17,21 @@ namespace tandem::detail {
 // The steps, in order. `between`: from the previous launch's return to this
 // one's entry (the caller dropping the future, its loop).
 enum class LaunchPhase : std::uint8_t {
-  between, prepare, check, record, events, publish, driver_launch, driver_record, queue, finish
+  between,
+  prepare,
+  check,
+  record,
+  events,
+  publish,
+  driver_launch,
+  driver_record,
+  queue,
+  finish
 };
 inline constexpr std::size_t kLaunchPhases = 10;
 inline constexpr std::array<const char*, kLaunchPhases> kLaunchPhaseNames = {
-    "between", "prepare", "check", "record", "events", "publish", "driver_launch", "driver_record", "queue", "finish"};
+    "between", "prepare",       "check",         "record", "events",
+    "publish", "driver_launch", "driver_record", "queue",  "finish"};
 
 struct LaunchPhaseTotals {
   std::array<std::uint64_t, kLaunchPhases> ticks{};  // time stamp counter ticks

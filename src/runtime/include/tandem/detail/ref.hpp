@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/detail/ref.hpp — intrusive reference counting.
 //
 // The runtime's shared state objects (platform, context, stream, submission)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/detail/small_vector.hpp — a vector with N elements stored inline.
 //
 // Leases per allocation and accesses per launch are almost always 0–4: inline
@@ -75,7 +76,7 @@ class SmallVector {
   void grow() { grow_to(std::size_t{capacity_} * 2); }
   void grow_to(std::size_t cap) {
     if (cap > UINT32_MAX) throw std::length_error("SmallVector: more than 2^32-1 elements");
-    T* fresh = static_cast<T*>(::operator new(cap * kSlotBytes));
+    T* fresh = static_cast<T*>(::operator new(cap* kSlotBytes));
     std::memcpy(static_cast<void*>(fresh), data_, size_ * kSlotBytes);
     release_heap();
     data_ = fresh;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/detail/trace.hpp — a debugging trace of the runtime's lease and
 // retirement decisions, compiled in only with -DTANDEM_TRACE=ON (CMake) and
 // printed only when the environment sets TANDEM_TRACE=1. A CUDA-only

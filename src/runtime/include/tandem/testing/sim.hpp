@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/testing/sim.hpp — what tests, benchmarks and the scenario engine
 // may do that users of the runtime may not: reach the simulated device's own
 // controls, and hand the runtime memory from outside it.

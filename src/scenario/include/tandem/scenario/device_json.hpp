@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/scenario/device_json.hpp — a device (and its backend) as report JSON.
 #pragma once
 

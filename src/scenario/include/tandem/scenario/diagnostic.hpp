@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/scenario/diagnostic.hpp — one problem found in a scenario file.
 #pragma once
 

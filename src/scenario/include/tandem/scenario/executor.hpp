@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/scenario/executor.hpp — runs a validated scenario and reports.
 //
 //   tandem::scenario::Scenario s = tandem::scenario::load("x.json");

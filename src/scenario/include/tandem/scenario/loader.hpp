@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/scenario/loader.hpp — parse and validate a scenario file.
 //
 // The whole document is validated before anything runs; every problem found

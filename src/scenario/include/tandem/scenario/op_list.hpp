@@ -1,12 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/scenario/op_list.hpp — the scenario ops as data, from the engine's
 // own op table: `tandem ops`, the docs' op list and the malformed-input
 // corpus generator read it, so none of them can drift from what the loader
 // accepts and the engine runs.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace tandem::scenario {
 

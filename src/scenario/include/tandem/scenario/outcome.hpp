@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/scenario/outcome.hpp — how a scenario run (or a validation) ended.
 // The scenario layer says what happened; only the command maps it to an
 // exit code (src/cli/exit_codes.hpp).
@@ -18,11 +19,16 @@ enum class Outcome : std::uint8_t {
 
 [[nodiscard]] constexpr std::string_view outcome_name(Outcome o) noexcept {
   switch (o) {
-    case Outcome::pass: return "pass";
-    case Outcome::fail: return "fail";
-    case Outcome::invalid: return "invalid";
-    case Outcome::error: return "error";
-    case Outcome::unavailable: return "unavailable";
+    case Outcome::pass:
+      return "pass";
+    case Outcome::fail:
+      return "fail";
+    case Outcome::invalid:
+      return "invalid";
+    case Outcome::error:
+      return "error";
+    case Outcome::unavailable:
+      return "unavailable";
   }
   return "error";
 }
@@ -31,11 +37,16 @@ enum class Outcome : std::uint8_t {
 [[nodiscard]] constexpr Outcome worse(Outcome a, Outcome b) noexcept {
   auto rank = [](Outcome o) {
     switch (o) {
-      case Outcome::pass: return 0;
-      case Outcome::fail: return 1;
-      case Outcome::invalid: return 2;
-      case Outcome::error: return 3;
-      case Outcome::unavailable: return 4;
+      case Outcome::pass:
+        return 0;
+      case Outcome::fail:
+        return 1;
+      case Outcome::invalid:
+        return 2;
+      case Outcome::error:
+        return 3;
+      case Outcome::unavailable:
+        return 4;
     }
     return 3;
   };

@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/scenario/scenario.hpp — a validated scenario file (the AST).
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,8 @@
 namespace tandem::scenario {
 
 struct Expectations {
-  std::uint64_t live_allocations = 0, quarantined_allocations = 0,
-                foreign_owners_unreleased = 0, violations = 0, uniqueness_failures = 0;
+  std::uint64_t live_allocations = 0, quarantined_allocations = 0, foreign_owners_unreleased = 0,
+                violations = 0, uniqueness_failures = 0;
 };
 
 // A sim fault. completion_unknown aims at a launch/replay step; the others
@@ -28,8 +29,8 @@ struct Expectations {
 struct SimFault {
   enum class Kind : std::uint8_t { completion_unknown, alloc_fail, alloc_error, launch_fail, copy_fail };
   Kind kind = Kind::completion_unknown;
-  std::string submission;   // completion_unknown: a launch/replay step id
-  std::uint64_t nth = 0;    // the others: >= 1
+  std::string submission;  // completion_unknown: a launch/replay step id
+  std::uint64_t nth = 0;   // the others: >= 1
 };
 
 struct SimSettings {
@@ -39,8 +40,8 @@ struct SimSettings {
 };
 
 struct Scenario {
-  std::string file;         // the label given to the loader
-  std::string format;       // "tandem.scenario/1"
+  std::string file;    // the label given to the loader
+  std::string format;  // "tandem.scenario/1"
   std::string name, description;
   BackendKind backend = BackendKind::automatic;
   std::uint32_t device = 0;

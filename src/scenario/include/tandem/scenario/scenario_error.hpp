@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/scenario/scenario_error.hpp — thrown by load()/load_text() for an
 // invalid scenario; carries every problem found (up to kMaxDiagnostics).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/scenario/shrink.hpp — reduce a failing scenario to a minimal one
 // that fails the same way (`tandem shrink`).
 //
@@ -30,11 +31,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "tandem/base/backend_kind.hpp"
 #include "tandem/scenario/outcome.hpp"
@@ -56,7 +56,7 @@ namespace tandem::scenario {
 // A candidate fails "the same way" when its outcome is the original's and
 // its signature is equal.
 struct FailureSignature {
-  std::string kind;    // check | error | violation | status
+  std::string kind;  // check | error | violation | status
   std::string detail;
   [[nodiscard]] std::string text() const { return kind + " " + detail; }
   friend bool operator==(const FailureSignature&, const FailureSignature&) = default;
@@ -88,12 +88,12 @@ struct ShrinkOptions {
   std::optional<BackendKind> backend = BackendKind::sim;
   std::uint64_t seed = 0;
   std::uint64_t max_runs = 2000;  // the original's runs included
-  double time_limit_s = 600;     // checked between runs
+  double time_limit_s = 600;      // checked between runs
   // Runs per verdict: the original is run until it fails (at most this
   // many times), and a candidate is kept when one of at most this many runs
   // fails the same way (timing-dependent failures).
   unsigned confirm = 1;
-  std::string file_label = "<text>";  // for the loader's messages
+  std::string file_label = "<text>";                    // for the loader's messages
   std::function<void(const ShrinkProgress&)> progress;  // after each run; optional
   // Optional: a candidate that fails the same way is kept only if this also
   // holds for its text (`tandem shrink --reference-env`: it passes on a
@@ -111,10 +111,10 @@ enum class ShrinkStatus : std::uint8_t {
 
 struct ShrinkResult {
   ShrinkStatus status = ShrinkStatus::invalid;
-  std::string message;            // why it was refused; empty when shrunk
+  std::string message;              // why it was refused; empty when shrunk
   Outcome outcome = Outcome::pass;  // the original run's
-  FailureSignature signature;     // the original run's (when shrunk)
-  std::string text;               // the minimal document, format_scenario()
+  FailureSignature signature;       // the original run's (when shrunk)
+  std::string text;                 // the minimal document, format_scenario()
   std::size_t steps_before = 0, steps_after = 0;
   std::uint64_t runs = 0;                // scenario runs, the original's included
   std::uint64_t invalid_candidates = 0;  // loader-refused candidates (not run)

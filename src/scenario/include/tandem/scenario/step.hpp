@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/scenario/step.hpp — one validated step. A flat struct: `op` says
 // which fields are meaningful (the op table, `tandem ops`, lists them).
 #pragma once
@@ -17,25 +18,58 @@
 namespace tandem::scenario {
 
 enum class Op : std::uint8_t {
-  alloc, foreign, slice, split, peel, atomic, to_tensor, tensor_view, as_buffer, into_buffer,
-  reinterpret, launch, copy, upload, download, capture, replay, drop, forget, wait, retire,
-  check, vram, loop, sleep, peer_access, note, borrow_stream, borrow_context,
+  alloc,
+  foreign,
+  slice,
+  split,
+  peel,
+  atomic,
+  to_tensor,
+  tensor_view,
+  as_buffer,
+  into_buffer,
+  reinterpret,
+  launch,
+  copy,
+  upload,
+  download,
+  capture,
+  replay,
+  drop,
+  forget,
+  wait,
+  retire,
+  check,
+  vram,
+  loop,
+  sleep,
+  peer_access,
+  note,
+  borrow_stream,
+  borrow_context,
 };
 
 enum class CheckWhat : std::uint8_t {
-  unique, views, live_allocations, pending, freed, owner_released, same_allocation, contents,
+  unique,
+  views,
+  live_allocations,
+  pending,
+  freed,
+  owner_released,
+  same_allocation,
+  contents,
 };
 
 struct Step {
   Op op = Op::alloc;
-  std::string path;                        // JSON path of this step, e.g. "steps[3]"
-  std::optional<std::string> expect_error; // a §4 code
+  std::string path;                         // JSON path of this step, e.g. "steps[3]"
+  std::optional<std::string> expect_error;  // a §4 code
 
   // Handle names (dynamic; non-empty when present).
   std::string id, of, from, src, dst, buf, graph;
-  std::string context;                     // borrow_stream: a borrowed context's handle (empty: the scenario's)
-  std::vector<std::string> ids;            // split: [a, b]
-  std::optional<std::string> stream;       // declared stream name
+  std::string context;                // borrow_stream: a borrowed context's handle (empty: the scenario's)
+  std::vector<std::string> ids;       // split: [a, b]
+  std::optional<std::string> stream;  // declared stream name
 
   // Buffers and views.
   std::optional<DType> dtype;
@@ -44,17 +78,17 @@ struct Step {
   // unused): floor(f x the free memory of the step's device when the run
   // started / element size) elements, worked out by the executor.
   std::optional<double> len_fraction_of_free;
-  ValueForm init;                          // alloc/foreign init, upload from
-  std::vector<std::int64_t> shape;         // to_tensor, tensor_view
+  ValueForm init;                                            // alloc/foreign init, upload from
+  std::vector<std::int64_t> shape;                           // to_tensor, tensor_view
   std::vector<std::pair<std::int64_t, std::int64_t>> slice;  // tensor_view [begin, end)
 
   // launch
   kernels::Model model = kernels::Model::simt;
   std::string kernel;
-  std::map<std::string, std::string> args;   // param -> handle
-  std::map<std::string, double> scalars;     // param -> value
+  std::map<std::string, std::string> args;  // param -> handle
+  std::map<std::string, double> scalars;    // param -> value
   std::optional<std::array<std::uint32_t, 3>> grid, block;
-  std::vector<std::int64_t> tile;            // 1 or 2 dims
+  std::vector<std::int64_t> tile;  // 1 or 2 dims
 
   // capture / loop
   std::vector<Step> steps;
@@ -69,15 +103,15 @@ struct Step {
 
   // check
   CheckWhat what = CheckWhat::unique;
-  std::string a, b;                          // same_allocation
-  bool bool_value = false;                   // unique, freed, owner_released, same_allocation
-  std::uint64_t int_value = 0;               // views, live_allocations, pending
-  ValueForm equals;                          // contents
+  std::string a, b;             // same_allocation
+  bool bool_value = false;      // unique, freed, owner_released, same_allocation
+  std::uint64_t int_value = 0;  // views, live_allocations, pending
+  ValueForm equals;             // contents
 
   // vram
-  bool vram_mark = false;                    // mark (else check)
+  bool vram_mark = false;  // mark (else check)
   std::uint64_t tolerance_bytes = 0;
-  std::optional<std::uint32_t> device;       // vram: one device (else every device used)
+  std::optional<std::uint32_t> device;  // vram: one device (else every device used)
 
   // peer_access: the two devices (distinct)
   std::array<std::uint32_t, 2> peer_devices{};

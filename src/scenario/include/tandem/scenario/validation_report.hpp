@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tandem/scenario/validation_report.hpp — what `tandem validate` prints.
 #pragma once
 
