@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog_names.hpp"
 #include "descriptors.hpp"
 #include "entries.hpp"
 #include "modules.hpp"
@@ -135,7 +136,11 @@ std::int64_t ArgShape::elements() const noexcept {
 // --- lookup ---------------------------------------------------------------------------------
 
 std::span<const KernelEntry> catalog() noexcept {
-  static const std::vector<KernelEntry> all = build_catalog();
+  static const std::vector<KernelEntry> all = [] {
+    std::vector<KernelEntry> built = build_catalog();
+    detail::register_catalog_names(built);
+    return built;
+  }();
   return all;
 }
 

@@ -7,6 +7,7 @@
 #include "allocation_state.hpp"
 #include "context_state.hpp"
 #include "deadline.hpp"
+#include "record_hook.hpp"
 #include "retire_profile.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
@@ -127,7 +128,9 @@ driver::Result place_under_pressure(detail::StreamState& s, std::uint64_t bytes,
 
 }  // namespace
 
-View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
+namespace {
+
+View allocate_unrecorded(StreamRef stream, DType dtype, std::uint64_t count) {
   if (!stream.state()) throw Error(ErrorCode::invalid_handle, "allocate on an empty stream handle");
   detail::StreamState& s = *stream.state();
   detail::ContextState& ctx = *s.ctx;
@@ -167,6 +170,23 @@ View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
     throw;
   }
   return make_view(a, dtype, 0, count);
+}
+
+}  // namespace
+
+View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
+  View v = allocate_unrecorded(stream, dtype, count);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] {
+    r->on_view_derived(
+        ViewOrigin::allocate, nullptr, v,
+        [&] {
+          DeriveArgs a;
+          a.len = count;
+          return a;
+        }(),
+        &stream);
+  }
+  return v;
 }
 
 }  // namespace tandem

@@ -8,6 +8,7 @@
 
 #include "context_state.hpp"
 #include "deadline.hpp"
+#include "record_hook.hpp"
 #include "retirement.hpp"
 #include "tuning.hpp"
 
@@ -162,6 +163,8 @@ void Context::enable_peer_access(const Context& peer) const {
 bool Context::peer_access_enabled(const Context& peer) const { return s_->has_peer(peer.s_->id); }
 
 bool Context::wait_for_retirement(std::chrono::nanoseconds timeout) const {
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_wait_retirement();
   return detail::Retirement::instance().wait_settled(s_.get(), nullptr, detail::deadline_after(timeout));
 }
 

@@ -7,6 +7,7 @@
 
 #include "allocation_state.hpp"
 #include "context_state.hpp"
+#include "record_hook.hpp"
 #include "stream_state.hpp"
 #include "submit.hpp"
 #include "tandem/base/mutant.hpp"
@@ -109,8 +110,37 @@ driver::AccessMode lease_mode(Access a, bool view_is_atomic) noexcept {
   return lease_mode_of(a);
 }
 
+namespace {
+
+// A launch with a Recorder installed: the launch itself, then what it did
+// or the error it failed with.
+[[gnu::noinline]] LaunchFuture launch_recorded(Recorder& r, StreamRef stream,
+                                               const driver::KernelSymbol& symbol,
+                                               const driver::LaunchDims& dims, void** params,
+                                               std::span<const ViewAccess> accesses) {
+  try {
+    LaunchFuture f;
+    {
+      const detail::RecordPause pause;  // the launch below takes the unrecorded path
+      f = launch(stream, symbol, dims, params, accesses);
+    }
+    r.on_launch(stream, symbol, dims, params, accesses, f.id());
+    return f;
+  } catch (const Error& e) {
+    r.on_launch_failed(stream, symbol, dims, params, accesses, e.code());
+    throw;
+  }
+}
+
+}  // namespace
+
 LaunchFuture launch(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims,
                     void** params, std::span<const ViewAccess> accesses) {
+  // Off, this is a load and a predicted branch: the launch path is
+  // performance-judged (docs/runtime.md "Recording").
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] {
+    return launch_recorded(*r, stream, symbol, dims, params, accesses);
+  }
   TANDEM_PLANTED_LAUNCH_SLOWDOWN();  // nothing unless -DTANDEM_PLANT_LAUNCH_SLOWDOWN=ON (a test build)
   TANDEM_LAUNCH_PHASE(between);
   detail::StreamState& s = stream_of(stream);
@@ -214,7 +244,10 @@ LaunchFuture copy(StreamRef stream, const View& src, const View& dst) {
     return bytes ? b.memcpy_async(s.ctx->handle, to, from, bytes, h) : driver::kOk;
   };
   detail::SubmitSpec spec{detail::SubmissionKind::copy, reqs, n, enqueue, "copy", {}, true};
-  return finish(s, spec);
+  LaunchFuture f = finish(s, spec);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_copy(stream, src, dst, f.id());
+  return f;
 }
 
 LaunchFuture memset_bytes(StreamRef stream, const View& dst, std::uint8_t value) {
@@ -227,7 +260,13 @@ LaunchFuture memset_bytes(StreamRef stream, const View& dst, std::uint8_t value)
     return n ? b.memset8_async(s.ctx->handle, dst.device_ptr(), value, req.bytes, h) : driver::kOk;
   };
   detail::SubmitSpec spec{detail::SubmissionKind::memset, &req, n, enqueue, "memset", {}, true};
-  return finish(s, spec);
+  LaunchFuture f = finish(s, spec);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] {
+    std::array<std::byte, 8> pattern;
+    pattern.fill(std::byte{value});
+    r->on_transfer(stream, dst, 'm', std::span(pattern).first(dst.element_size()), f.id());
+  }
+  return f;
 }
 
 LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte> bytes) {
@@ -247,7 +286,10 @@ LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte
     return n ? b.upload_async(s.ctx->handle, dst.device_ptr(), host->data(), want, h) : driver::kOk;
   };
   detail::SubmitSpec spec{detail::SubmissionKind::upload, &req, n, enqueue, "upload", host, true};
-  return finish(s, spec);
+  LaunchFuture f = finish(s, spec);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_transfer(stream, dst, 'u', bytes, f.id());
+  return f;
 }
 
 Download download(StreamRef stream, const View& src) {
@@ -261,7 +303,10 @@ Download download(StreamRef stream, const View& src) {
     return n ? b.download_async(s.ctx->handle, host->data(), src.device_ptr(), host->size(), h) : driver::kOk;
   };
   detail::SubmitSpec spec{detail::SubmissionKind::download, &req, n, enqueue, "download", host, true};
-  return Download(finish(s, spec), host);
+  LaunchFuture f = finish(s, spec);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_transfer(stream, src, 'd', {}, f.id());
+  return Download(std::move(f), host);
 }
 
 std::vector<std::byte> Download::get(std::chrono::nanoseconds timeout) {
@@ -276,7 +321,10 @@ std::vector<std::byte> Download::get(std::chrono::nanoseconds timeout) {
   return std::move(*data_);
 }
 
-std::vector<std::byte> read_back(StreamRef stream, const View& src, std::chrono::nanoseconds timeout) {
+namespace {
+
+std::vector<std::byte> read_back_unrecorded(StreamRef stream, const View& src,
+                                            std::chrono::nanoseconds timeout) {
   if (src.is_contiguous()) return download(stream, src).get(timeout);
   // A strided view: fetch the covering byte range, gather on the host.
   src.allocation()->add_view();
@@ -296,6 +344,24 @@ std::vector<std::byte> read_back(StreamRef stream, const View& src, std::chrono:
       idx[k] = 0;
     }
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::byte> read_back(StreamRef stream, const View& src, std::chrono::nanoseconds timeout) {
+  // Recorded once the data is here, as what it is in a scenario: a `check
+  // contents` equal to what was read (whose replay, like the scenario
+  // engine's checks, waits out a conflict), not as the runtime's download.
+  Recorder* recorder = detail::active_recorder();
+  if (recorder == nullptr) [[likely]]
+    return read_back_unrecorded(stream, src, timeout);
+  std::vector<std::byte> out;
+  {
+    const detail::RecordPause pause;
+    out = read_back_unrecorded(stream, src, timeout);
+  }
+  recorder->on_transfer(stream, src, 'c', out, 0);
   return out;
 }
 

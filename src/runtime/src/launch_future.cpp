@@ -2,6 +2,7 @@
 #include "tandem/launch_future.hpp"
 
 #include "deadline.hpp"
+#include "record_hook.hpp"
 #include "retirement.hpp"
 #include "submission.hpp"
 #include "tandem/base/mutant.hpp"
@@ -50,6 +51,8 @@ SubmissionStatus LaunchFuture::status() const noexcept {
 
 bool LaunchFuture::wait(std::chrono::nanoseconds timeout) const {
   if (!s_) return true;
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_wait_submission(id());
   return detail::Retirement::instance().wait_submission(*s_, detail::deadline_after(timeout));
 }
 

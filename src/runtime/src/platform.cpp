@@ -3,6 +3,7 @@
 
 #include "deadline.hpp"
 #include "platform_state.hpp"
+#include "record_hook.hpp"
 #include "retirement.hpp"
 #include "tandem/device.hpp"
 #include "tandem/errors.hpp"
@@ -82,6 +83,8 @@ Device Platform::device(int ordinal) const {
 }
 
 bool Platform::wait_for_retirement(std::chrono::nanoseconds timeout) const {
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_wait_retirement();
   return detail::Retirement::instance().wait_settled(nullptr, s_.get(), detail::deadline_after(timeout));
 }
 

@@ -2,6 +2,7 @@
 #include "tandem/stream.hpp"
 
 #include "context_state.hpp"
+#include "record_hook.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
 
@@ -14,7 +15,10 @@ Stream Stream::create(const Context& ctx) {
   detail::ContextState& c = *ctx.state();
   driver::StreamHandle h;
   c.check(c.backend().stream_create(c.handle, h), "creating a stream in context " + std::to_string(c.id));
-  return Stream(detail::Ref<detail::StreamState>::adopt(detail::StreamState::create(c, h, true)));
+  Stream s(detail::Ref<detail::StreamState>::adopt(detail::StreamState::create(c, h, true)));
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_stream_created(s);
+  return s;
 }
 
 Stream Stream::borrow(const Context& ctx, driver::StreamHandle handle) {
@@ -43,6 +47,8 @@ void Stream::isolate_next_submission() const {
 }
 
 void Stream::synchronize() const {
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_wait_stream(*this);
   s_->ctx->check(s_->ctx->backend().stream_synchronize(s_->ctx->handle, s_->handle),
                  "synchronizing stream " + std::to_string(s_->id));
 }

@@ -4,6 +4,7 @@
 
 #include "allocation_state.hpp"
 #include "context_state.hpp"
+#include "record_hook.hpp"
 #include "stream_state.hpp"
 #include "submission.hpp"
 #include "submit.hpp"
@@ -44,6 +45,30 @@ std::uint64_t checked_product(std::span<const std::int64_t> shape) {
   return n;
 }
 
+// Runs a derivation and tells the Recorder, if one is installed, what it
+// made or the error it failed with (the source's key is taken first: a
+// consuming conversion empties it).
+template <class Make>
+View recorded(ViewOrigin origin, const View& parent, const DeriveArgs& args, Make&& make) {
+  Recorder* r = detail::active_recorder();
+  if (r == nullptr || !parent.valid()) [[likely]]
+    return make();
+  const ViewKey key = ViewKey::of(parent);
+  try {
+    // Paused: a view the derivation makes and drops on the way (a failed
+    // tensor_view's half-made result) is no call of the user's.
+    View v = [&] {
+      const detail::RecordPause pause;
+      return make();
+    }();
+    r->on_view_derived(origin, &key, v, args, nullptr);
+    return v;
+  } catch (const Error& e) {
+    r->on_derive_failed(origin, key, args, e.code());
+    throw;
+  }
+}
+
 }  // namespace
 
 View make_view(detail::AllocationState* a, DType dtype, std::uint64_t offset, std::uint64_t count) {
@@ -81,7 +106,11 @@ View& View::operator=(View&& o) noexcept {
 }
 
 View::~View() {
-  if (alloc_) alloc_->drop_view();
+  if (alloc_) {
+    if (Recorder* r = detail::active_recorder()) [[unlikely]]
+      r->on_view_dropped(*this);
+    alloc_->drop_view();
+  }
 }
 
 void View::set_buffer(std::uint64_t len) noexcept {
@@ -173,36 +202,62 @@ View View::share() const {
 }
 
 View View::slice(std::uint64_t offset, std::uint64_t len) const {
-  require_valid("slice");
-  if (tensor_) throw Error(ErrorCode::unsupported, "slice of a tensor: use a tensor view with ranges");
-  const std::uint64_t count = element_count();
-  if (offset > count || len > count - offset) {
-    throw Error(ErrorCode::out_of_range, "slice [" + std::to_string(offset) + ", " + std::to_string(offset) +
-                                             " + " + std::to_string(len) + ") of a " + std::to_string(count) +
-                                             "-element view of " + alloc_name(alloc_));
-  }
-  View v = derive(offset_ + offset * element_size(), false);
-  v.set_buffer(len);
-  return v;
+  return recorded(
+      ViewOrigin::slice, *this,
+      [&] {
+        DeriveArgs a;
+        a.offset = offset;
+        a.len = len;
+        return a;
+      }(),
+      [&]() -> View {
+        require_valid("slice");
+        if (tensor_) throw Error(ErrorCode::unsupported, "slice of a tensor: use a tensor view with ranges");
+        const std::uint64_t count = element_count();
+        if (offset > count || len > count - offset) {
+          throw Error(ErrorCode::out_of_range, "slice [" + std::to_string(offset) + ", " +
+                                                   std::to_string(offset) + " + " + std::to_string(len) +
+                                                   ") of a " + std::to_string(count) + "-element view of " +
+                                                   alloc_name(alloc_));
+        }
+        View v = derive(offset_ + offset * element_size(), false);
+        v.set_buffer(len);
+        return v;
+      });
 }
 
 View View::peel(std::uint64_t index) const {
-  require_valid("peel");
-  if (index >= element_count()) {
-    throw Error(ErrorCode::out_of_range, "peel of element " + std::to_string(index) + " of a " +
-                                             std::to_string(element_count()) + "-element view of " +
-                                             alloc_name(alloc_));
-  }
-  View v = slice(index, 1);
-  if (base::mutant(base::Mutant::peeled_leased_as_writer)) v.atomic_ = true;
-  return v;
+  return recorded(
+      ViewOrigin::peel, *this,
+      [&] {
+        DeriveArgs a;
+        a.index = index;
+        return a;
+      }(),
+      [&]() -> View {
+        require_valid("peel");
+        if (index >= element_count()) {
+          throw Error(ErrorCode::out_of_range, "peel of element " + std::to_string(index) + " of a " +
+                                                   std::to_string(element_count()) + "-element view of " +
+                                                   alloc_name(alloc_));
+        }
+        View v;
+        {
+          const detail::RecordPause pause;  // recorded as the peel it is, not as a slice
+          v = slice(index, 1);
+        }
+        if (base::mutant(base::Mutant::peeled_leased_as_writer)) v.atomic_ = true;
+        return v;
+      });
 }
 
 View View::atomic() const {
-  require_valid("atomic");
-  View v = derive(offset_, tensor_);
-  v.atomic_ = true;
-  return v;
+  return recorded(ViewOrigin::atomic, *this, DeriveArgs{}, [&]() -> View {
+    require_valid("atomic");
+    View v = derive(offset_, tensor_);
+    v.atomic_ = true;
+    return v;
+  });
 }
 
 std::pair<View, View> View::split_at(std::uint64_t k) && {
@@ -215,137 +270,199 @@ std::pair<View, View> View::split_at(std::uint64_t k) && {
   }
   View second = derive(offset_ + k * element_size(), false);
   second.set_buffer(count - k);
+  Recorder* r = detail::active_recorder();
+  const std::optional<ViewKey> parent = r ? std::optional(ViewKey::of(*this)) : std::nullopt;
   View first(std::move(*this));
   first.set_buffer(k);
+  if (r != nullptr) {
+    r->on_view_derived(
+        ViewOrigin::split_low, &*parent, first,
+        [&] {
+          DeriveArgs a;
+          a.index = k;
+          return a;
+        }(),
+        nullptr);
+    r->on_view_derived(
+        ViewOrigin::split_high, nullptr, second,
+        [&] {
+          DeriveArgs a;
+          a.index = k;
+          return a;
+        }(),
+        nullptr);
+  }
   return {std::move(first), std::move(second)};
 }
 
 View View::to_tensor(std::span<const std::int64_t> shape) && {
-  require_valid("to_tensor");
-  if (tensor_) throw Error(ErrorCode::unsupported, "to_tensor of a view that is already a tensor");
-  if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "to_tensor of a strided view");
-  const std::uint64_t n = checked_product(shape);
-  if (n != element_count()) {
-    throw Error(ErrorCode::out_of_range,
-                "to_tensor with shape " + shape_text(shape) + " (" + std::to_string(n) + " elements) of a " +
-                    std::to_string(element_count()) + "-element buffer of " + alloc_name(alloc_));
-  }
-  require_unique("to_tensor (an ownership transfer)");
-  View t(std::move(*this));
-  t.tensor_ = true;
-  t.set_contiguous_shape(shape);
-  return t;
+  return recorded(
+      ViewOrigin::to_tensor, *this,
+      [&] {
+        DeriveArgs a;
+        a.shape = shape;
+        return a;
+      }(),
+      [&]() -> View {
+        require_valid("to_tensor");
+        if (tensor_) throw Error(ErrorCode::unsupported, "to_tensor of a view that is already a tensor");
+        if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "to_tensor of a strided view");
+        const std::uint64_t n = checked_product(shape);
+        if (n != element_count()) {
+          throw Error(ErrorCode::out_of_range, "to_tensor with shape " + shape_text(shape) + " (" +
+                                                   std::to_string(n) + " elements) of a " +
+                                                   std::to_string(element_count()) + "-element buffer of " +
+                                                   alloc_name(alloc_));
+        }
+        require_unique("to_tensor (an ownership transfer)");
+        View t(std::move(*this));
+        t.tensor_ = true;
+        t.set_contiguous_shape(shape);
+        return t;
+      });
 }
 
 View View::into_buffer() && {
-  require_valid("into_buffer");
-  if (!tensor_) throw Error(ErrorCode::unsupported, "into_buffer of a view that is not a tensor");
-  if (!is_contiguous()) {
-    throw Error(ErrorCode::non_contiguous, "into_buffer of a non-contiguous tensor view of " +
-                                               alloc_name(alloc_) + " with shape " + shape_text(shape()));
-  }
-  require_unique("into_buffer (an ownership transfer)");
-  const std::uint64_t n = element_count();
-  View b(std::move(*this));
-  b.set_buffer(n);
-  return b;
+  return recorded(ViewOrigin::into_buffer, *this, DeriveArgs{}, [&]() -> View {
+    require_valid("into_buffer");
+    if (!tensor_) throw Error(ErrorCode::unsupported, "into_buffer of a view that is not a tensor");
+    if (!is_contiguous()) {
+      throw Error(ErrorCode::non_contiguous, "into_buffer of a non-contiguous tensor view of " +
+                                                 alloc_name(alloc_) + " with shape " + shape_text(shape()));
+    }
+    require_unique("into_buffer (an ownership transfer)");
+    const std::uint64_t n = element_count();
+    View b(std::move(*this));
+    b.set_buffer(n);
+    return b;
+  });
 }
 
 View View::as_buffer() const {
-  require_valid("as_buffer");
-  if (!tensor_) throw Error(ErrorCode::unsupported, "as_buffer of a view that is not a tensor");
-  if (!is_contiguous()) {
-    throw Error(ErrorCode::non_contiguous, "as_buffer of a non-contiguous tensor view of " +
-                                               alloc_name(alloc_) + " with shape " + shape_text(shape()));
-  }
-  View b = derive(offset_, false);
-  b.set_buffer(element_count());
-  return b;
+  return recorded(ViewOrigin::as_buffer, *this, DeriveArgs{}, [&]() -> View {
+    require_valid("as_buffer");
+    if (!tensor_) throw Error(ErrorCode::unsupported, "as_buffer of a view that is not a tensor");
+    if (!is_contiguous()) {
+      throw Error(ErrorCode::non_contiguous, "as_buffer of a non-contiguous tensor view of " +
+                                                 alloc_name(alloc_) + " with shape " + shape_text(shape()));
+    }
+    View b = derive(offset_, false);
+    b.set_buffer(element_count());
+    return b;
+  });
 }
 
 View View::tensor_view(std::optional<std::span<const std::int64_t>> shape,
                        std::optional<std::span<const DimRange>> ranges) const {
-  require_valid("tensor_view");
-  if (!tensor_) throw Error(ErrorCode::unsupported, "tensor_view of a view that is not a tensor");
-  View v = derive(offset_, true);
-  if (shape) {
-    if (!is_contiguous()) {
-      throw Error(ErrorCode::non_contiguous,
-                  "reshape of a non-contiguous tensor view with shape " + shape_text(this->shape()));
-    }
-    if (checked_product(*shape) != element_count()) {
-      throw Error(ErrorCode::out_of_range, "reshape from " + shape_text(this->shape()) + " to " +
-                                               shape_text(*shape) + " changes the element count");
-    }
-    v.set_contiguous_shape(*shape);
-  }
-  if (ranges) {
-    if (ranges->size() != static_cast<std::size_t>(v.rank_)) {
-      throw Error(ErrorCode::out_of_range, "tensor view with " + std::to_string(ranges->size()) +
-                                               " ranges of a rank-" + std::to_string(v.rank_) + " tensor");
-    }
-    std::uint64_t offset = v.offset_;
-    for (int k = 0; k < v.rank_; ++k) {
-      const DimRange r = (*ranges)[k];
-      if (r.begin < 0 || r.end < r.begin || r.end > v.shape_[k]) {
-        throw Error(ErrorCode::out_of_range, "range [" + std::to_string(r.begin) + ", " +
-                                                 std::to_string(r.end) + ") of dimension " +
-                                                 std::to_string(k) + " (size " + std::to_string(v.shape_[k]) +
-                                                 ") of " + alloc_name(alloc_));
-      }
-      offset += static_cast<std::uint64_t>(r.begin * v.strides_[k]) * element_size();
-      v.shape_[k] = r.end - r.begin;
-    }
-    v.offset_ = offset;
-  }
-  return v;
+  return recorded(
+      ViewOrigin::tensor_view, *this,
+      [&] {
+        DeriveArgs a;
+        a.shape = shape.value_or(std::span<const std::int64_t>{});
+        a.ranges = ranges.value_or(std::span<const DimRange>{});
+        return a;
+      }(),
+      [&]() -> View {
+        require_valid("tensor_view");
+        if (!tensor_) throw Error(ErrorCode::unsupported, "tensor_view of a view that is not a tensor");
+        View v = derive(offset_, true);
+        if (shape) {
+          if (!is_contiguous()) {
+            throw Error(ErrorCode::non_contiguous,
+                        "reshape of a non-contiguous tensor view with shape " + shape_text(this->shape()));
+          }
+          if (checked_product(*shape) != element_count()) {
+            throw Error(ErrorCode::out_of_range, "reshape from " + shape_text(this->shape()) + " to " +
+                                                     shape_text(*shape) + " changes the element count");
+          }
+          v.set_contiguous_shape(*shape);
+        }
+        if (ranges) {
+          if (ranges->size() != static_cast<std::size_t>(v.rank_)) {
+            throw Error(ErrorCode::out_of_range, "tensor view with " + std::to_string(ranges->size()) +
+                                                     " ranges of a rank-" + std::to_string(v.rank_) +
+                                                     " tensor");
+          }
+          std::uint64_t offset = v.offset_;
+          for (int k = 0; k < v.rank_; ++k) {
+            const DimRange r = (*ranges)[k];
+            if (r.begin < 0 || r.end < r.begin || r.end > v.shape_[k]) {
+              throw Error(ErrorCode::out_of_range,
+                          "range [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
+                              ") of dimension " + std::to_string(k) + " (size " +
+                              std::to_string(v.shape_[k]) + ") of " + alloc_name(alloc_));
+            }
+            offset += static_cast<std::uint64_t>(r.begin * v.strides_[k]) * element_size();
+            v.shape_[k] = r.end - r.begin;
+          }
+          v.offset_ = offset;
+        }
+        return v;
+      });
 }
 
 View View::reinterpret(DType to) && {
-  require_valid("reinterpret");
-  if (to == DType::boolean) {
-    throw Error(ErrorCode::invalid_dtype,
-                "reinterpret to bool: bytes must be validated, use to_bool_checked");
-  }
-  if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "reinterpret of a strided view");
-  const std::uint64_t bytes = element_count() * element_size();
-  const std::uint32_t size = dtype_size(to);
-  const std::int64_t last = shape_[rank_ - 1] * element_size();
-  if (bytes % size != 0 || offset_ % size != 0 || last % size != 0) {
-    throw Error(ErrorCode::out_of_range,
-                "reinterpret of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset_) +
-                    " of " + alloc_name(alloc_) + " as " + std::string(dtype_name(to)) + " (" +
-                    std::to_string(size) +
-                    "-byte elements): the length and offset must be multiples of the new size");
-  }
-  require_unique("reinterpret (a change of element type)");
-  std::array<std::int64_t, kMaxRank> shape = shape_;
-  shape[rank_ - 1] = last / size;
-  View v(std::move(*this));
-  v.dtype_ = to;
-  v.set_contiguous_shape({shape.data(), static_cast<std::size_t>(v.rank_)});
-  return v;
+  return recorded(
+      ViewOrigin::reinterpret, *this,
+      [&] {
+        DeriveArgs a;
+        a.dtype = to;
+        return a;
+      }(),
+      [&]() -> View {
+        require_valid("reinterpret");
+        if (to == DType::boolean) {
+          throw Error(ErrorCode::invalid_dtype,
+                      "reinterpret to bool: bytes must be validated, use to_bool_checked");
+        }
+        if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "reinterpret of a strided view");
+        const std::uint64_t bytes = element_count() * element_size();
+        const std::uint32_t size = dtype_size(to);
+        const std::int64_t last = shape_[rank_ - 1] * element_size();
+        if (bytes % size != 0 || offset_ % size != 0 || last % size != 0) {
+          throw Error(ErrorCode::out_of_range,
+                      "reinterpret of " + std::to_string(bytes) + " bytes at offset " +
+                          std::to_string(offset_) + " of " + alloc_name(alloc_) + " as " +
+                          std::string(dtype_name(to)) + " (" + std::to_string(size) +
+                          "-byte elements): the length and offset must be multiples of the new size");
+        }
+        require_unique("reinterpret (a change of element type)");
+        std::array<std::int64_t, kMaxRank> shape = shape_;
+        shape[rank_ - 1] = last / size;
+        View v(std::move(*this));
+        v.dtype_ = to;
+        v.set_contiguous_shape({shape.data(), static_cast<std::size_t>(v.rank_)});
+        return v;
+      });
 }
 
 View View::to_bool_checked(StreamRef stream) && {
-  require_valid("to_bool_checked");
-  if (dtype_ != DType::u8 && dtype_ != DType::i8) {
-    throw Error(ErrorCode::invalid_dtype,
-                "a bool view is made from u8 or i8 bytes, not " + std::string(dtype_name(dtype_)));
-  }
-  require_unique("conversion to bool (a change of element type)");
-  const std::vector<std::byte> bytes = read_back(stream, *this);
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const auto b = std::to_integer<unsigned>(bytes[i]);
-    if (b > 1) {
-      throw Error(ErrorCode::invalid_dtype, "byte " + std::to_string(i) + " of " + alloc_name(alloc_) +
-                                                " is " + std::to_string(b) +
-                                                ", not 0 or 1: not a valid bool");
+  DeriveArgs args;  // recorded as the reinterpret to bool it is in a scenario
+  args.dtype = DType::boolean;
+  return recorded(ViewOrigin::reinterpret, *this, args, [&]() -> View {
+    require_valid("to_bool_checked");
+    if (dtype_ != DType::u8 && dtype_ != DType::i8) {
+      throw Error(ErrorCode::invalid_dtype,
+                  "a bool view is made from u8 or i8 bytes, not " + std::string(dtype_name(dtype_)));
     }
-  }
-  View v(std::move(*this));
-  v.dtype_ = DType::boolean;
-  return v;
+    require_unique("conversion to bool (a change of element type)");
+    std::vector<std::byte> bytes;
+    {
+      const detail::RecordPause pause;  // part of the conversion, which a replay repeats
+      bytes = read_back(stream, *this);
+    }
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      const auto b = std::to_integer<unsigned>(bytes[i]);
+      if (b > 1) {
+        throw Error(ErrorCode::invalid_dtype, "byte " + std::to_string(i) + " of " + alloc_name(alloc_) +
+                                                  " is " + std::to_string(b) +
+                                                  ", not 0 or 1: not a valid bool");
+      }
+    }
+    View v(std::move(*this));
+    v.dtype_ = DType::boolean;
+    return v;
+  });
 }
 
 Context View::context() const {
@@ -372,8 +489,15 @@ View adopt(const Context& ctx, driver::DevicePtr ptr, DType dtype, std::uint64_t
                 "adopting " + std::to_string(bytes) + " bytes: tandem tracks allocations below 2^48 bytes");
   }
   if (ptr == 0 && bytes != 0) throw Error(ErrorCode::invalid_handle, "adopting a null device pointer");
-  return make_view(detail::AllocationState::create(c, ptr, bytes, detail::Origin::foreign, std::move(owner)),
-                   dtype, 0, count);
+  View v =
+      make_view(detail::AllocationState::create(c, ptr, bytes, detail::Origin::foreign, std::move(owner)),
+                dtype, 0, count);
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] {
+    DeriveArgs a;
+    a.len = count;
+    r->on_view_derived(ViewOrigin::adopt, nullptr, v, a, nullptr);
+  }
+  return v;
 }
 
 }  // namespace tandem

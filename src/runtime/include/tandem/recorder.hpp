@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// tandem/recorder.hpp — the hook every public runtime call passes through,
+// so that a process's runtime calls can be written down (TANDEM_RECORD,
+// docs/runtime.md "Recording") without the runtime knowing the format.
+//
+// One Recorder is installed process-wide. While none is (the normal case)
+// each hooked call pays one relaxed atomic load and a predicted branch;
+// the launch path is performance-judged, so nothing else happens there.
+// Hooks run on the calling thread, after the call succeeded (or, where it
+// says so, with the error it failed with), and must not call back into
+// the runtime. They may run on many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "tandem/driver/kernel_symbol.hpp"
+#include "tandem/errors.hpp"
+#include "tandem/launch.hpp"
+#include "tandem/stream.hpp"
+#include "tandem/view.hpp"
+#include "tandem/view_key.hpp"
+
+namespace tandem {
+
+// How a recorded view was made from another one (or from nothing).
+enum class ViewOrigin : std::uint8_t {
+  allocate,
+  adopt,
+  slice,
+  peel,
+  atomic,
+  as_buffer,
+  tensor_view,
+  to_tensor,
+  into_buffer,
+  reinterpret,
+  split_low,
+  split_high
+};
+
+// Everything a derivation was asked, whichever fields its origin uses.
+struct DeriveArgs {
+  std::uint64_t offset = 0;             // slice
+  std::uint64_t len = 0;                // slice, allocate
+  std::uint64_t index = 0;              // peel; split: the split point
+  std::span<const std::int64_t> shape;  // to_tensor, tensor_view (may be empty)
+  std::span<const DimRange> ranges;     // tensor_view (may be empty)
+  DType dtype = DType::u8;              // reinterpret: the new type
+};
+
+class Recorder {
+ public:
+  virtual ~Recorder() = default;
+  virtual void on_stream_created(const Stream& stream) = 0;
+  // `parent` is the source's key taken before the call (a consuming
+  // conversion empties the source). Null for allocate.
+  virtual void on_view_derived(ViewOrigin origin, const ViewKey* parent, const View& made,
+                               const DeriveArgs& args, const StreamRef* stream) = 0;
+  // A conversion that failed with `code`; the source is left intact.
+  virtual void on_derive_failed(ViewOrigin origin, const ViewKey& parent, const DeriveArgs& args,
+                                ErrorCode code) = 0;
+  virtual void on_view_dropped(const View& view) = 0;
+  virtual void on_launch(StreamRef stream, const driver::KernelSymbol& symbol, const driver::LaunchDims& dims,
+                         void** params, std::span<const ViewAccess> accesses, std::uint64_t submission) = 0;
+  // A launch that threw Error(code): nothing was submitted.
+  virtual void on_launch_failed(StreamRef stream, const driver::KernelSymbol& symbol,
+                                const driver::LaunchDims& dims, void** params,
+                                std::span<const ViewAccess> accesses, ErrorCode code) = 0;
+  // kind 'u' upload, 'm' memset, 'd' download, 'c' a read_back once read; `bytes` is the data uploaded
+  // (one element of a memset's pattern) or read ('c').
+  virtual void on_transfer(StreamRef stream, const View& view, char kind, std::span<const std::byte> bytes,
+                           std::uint64_t submission) = 0;
+  virtual void on_copy(StreamRef stream, const View& src, const View& dst, std::uint64_t submission) = 0;
+  virtual void on_wait_submission(std::uint64_t submission) = 0;
+  virtual void on_wait_stream(StreamRef stream) = 0;
+  virtual void on_wait_retirement() = 0;
+};
+
+// Installs `r` (null: none) for the whole process; returns the previous one.
+// The caller keeps `r` alive until it is uninstalled and every hook already
+// running has returned.
+Recorder* install_recorder(Recorder* r) noexcept;
+
+}  // namespace tandem

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// recorder.cpp — the process-wide Recorder, the catalog-name registry, and
+// TANDEM_RECORD: set in the environment, it records the process into that
+// file (scenario_writer.hpp), written at exit.
+#include "tandem/recorder.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "record_hook.hpp"
+#include "scenario_writer.hpp"
+#include "tandem/kernel_name.hpp"
+
+namespace tandem {
+
+namespace detail {
+std::atomic<Recorder*> g_recorder{nullptr};
+thread_local int t_record_paused = 0;
+}  // namespace detail
+
+Recorder* install_recorder(Recorder* r) noexcept {
+  return detail::g_recorder.exchange(r, std::memory_order_acq_rel);
+}
+
+ViewKey ViewKey::of(const View& v) {
+  ViewKey k;
+  k.allocation = v.allocation_id();
+  k.offset = v.byte_offset();
+  k.dtype = v.dtype();
+  k.rank = static_cast<std::int8_t>(v.rank());
+  k.tensor = v.is_tensor();
+  k.atomic = v.is_atomic();
+  for (int i = 0; i < v.rank(); ++i) {
+    k.shape[static_cast<std::size_t>(i)] = v.shape()[static_cast<std::size_t>(i)];
+    k.strides[static_cast<std::size_t>(i)] = v.strides()[static_cast<std::size_t>(i)];
+  }
+  return k;
+}
+
+namespace {
+
+struct NameRegistry {
+  std::mutex mu;
+  std::map<const driver::KernelSymbol*, const KernelName*> names;
+};
+
+NameRegistry& registry() {
+  static NameRegistry* r = new NameRegistry;  // never destroyed: hooks may run during exit
+  return *r;
+}
+
+// The recording TANDEM_RECORD asks for: made before main, written at exit.
+// Never destroyed (a hook may still be running on another thread).
+detail::ScenarioWriter* g_env_writer = nullptr;
+
+void write_env_recording() {
+  install_recorder(nullptr);
+  if (g_env_writer != nullptr) g_env_writer->write_file();
+}
+
+const bool g_env_recording = [] {
+  const char* path = std::getenv("TANDEM_RECORD");
+  if (path == nullptr || *path == '\0') return false;
+  g_env_writer = new detail::ScenarioWriter(path);
+  install_recorder(g_env_writer);
+  std::atexit(write_env_recording);
+  return true;
+}();
+
+}  // namespace
+
+void register_kernel_name(const driver::KernelSymbol* symbol, const KernelName* name) {
+  NameRegistry& r = registry();
+  const std::lock_guard lock(r.mu);
+  r.names[symbol] = name;
+}
+
+const KernelName* kernel_name(const driver::KernelSymbol* symbol) {
+  NameRegistry& r = registry();
+  const std::lock_guard lock(r.mu);
+  const auto it = r.names.find(symbol);
+  return it == r.names.end() ? nullptr : it->second;
+}
+
+}  // namespace tandem
