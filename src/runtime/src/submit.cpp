@@ -449,6 +449,29 @@ void trace_submit(const StreamState& s, const Submission& sub, const WaitList& w
           (s.shared_run + 1 < StreamState::kLongestShareRun && !s.has_free_event()));
 }
 
+// Before the record is stamped: its event (unless it shares the next),
+// the birth mark, the waits for conflicting work and room for its leases.
+// A failure hands the record back.
+[[gnu::always_inline]] inline void ready_record(StreamState& s, const ContextState& ctx, driver::Backend& b,
+                                                Submission& sub, SubmitSpec& spec,
+                                                const WaitEvents& wait_events, bool marks_birth, bool cover,
+                                                std::uint32_t n) TANDEM_REQUIRES(s.mu) {
+  try {
+    if (!cover) sub.event = s.take_event();
+    if (marks_birth) record_birth_mark(s, ctx, b, sub);
+    if (!wait_events.empty()) [[unlikely]]
+      wait_for_conflicts(s, wait_events, spec.what);
+    sub.leases.reserve(n);  // a graph replay's many in one allocation
+    // Pooled records hold none (retirement and recycle() drop it).
+    if (spec.keep_alive) [[unlikely]] {
+      sub.keep_alive = std::make_unique<std::shared_ptr<void>>(std::move(spec.keep_alive));
+    }
+  } catch (...) {
+    s.recycle(&sub);
+    throw;
+  }
+}
+
 // Fills the record before the driver call, whose work evicts much of what
 // this path touched: what is written after it should be as few lines as
 // can be. A failed enqueue recycles the record, which drops keep_alive.
@@ -517,20 +540,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   TANDEM_LAUNCH_PHASE(record);
   const bool marks_birth = s.unmarked_allocation && !writes_the_new_allocation(s, a, n);
   const bool cover = shares_event(s, ctx, marks_birth);
-  try {
-    if (!cover) sub->event = s.take_event();
-    if (marks_birth) record_birth_mark(s, ctx, b, *sub);
-    if (!wait_events.empty()) [[unlikely]]
-      wait_for_conflicts(s, wait_events, spec.what);
-    sub->leases.reserve(n);  // a graph replay's many in one allocation
-    // Pooled records hold none (retirement and recycle() drop it).
-    if (spec.keep_alive) [[unlikely]] {
-      sub->keep_alive = std::make_unique<std::shared_ptr<void>>(std::move(spec.keep_alive));
-    }
-  } catch (...) {
-    s.recycle(sub);
-    throw;
-  }
+  ready_record(s, ctx, b, *sub, spec, wait_events, marks_birth, cover, n);
   stamp(s, *sub, spec, cover, submitted_ticks);
   TANDEM_LAUNCH_PHASE(events);
   try {

@@ -60,9 +60,7 @@ ojson latency_us(const LatencyHistogram* h) {
           {"histogram", histogram_json(*h, 1e-3)}};
 }
 
-}  // namespace
-
-ojson report_json(const RunRecord& r) {
+ojson checks_json(const RunRecord& r) {
   ojson checks = ojson::array();
   for (const CheckRecord& c : r.checks) {
     checks.push_back({{"step", c.step},
@@ -72,6 +70,10 @@ ojson report_json(const RunRecord& r) {
                       {"ok", c.ok},
                       {"repetition", c.repetition}});
   }
+  return checks;
+}
+
+ojson errors_json(const RunRecord& r) {
   ojson errors = ojson::array();
   for (const ErrorRecord& e : r.errors) {
     errors.push_back({{"step", e.step},
@@ -80,25 +82,30 @@ ojson report_json(const RunRecord& r) {
                       {"message", e.message},
                       {"repetition", e.repetition}});
   }
-  ojson submit = {{"p50", 0}, {"p99", 0}, {"max", 0}};
-  if (r.submit_ns != nullptr) {
-    auto ns = [&r](std::uint64_t ticks) {
-      return static_cast<std::uint64_t>(static_cast<double>(ticks) * r.submit_ns_per_tick + 0.5);
-    };
-    submit = {{"p50", ns(r.submit_ns->quantile(0.50))},
-              {"p99", ns(r.submit_ns->quantile(0.99))},
-              {"max", ns(r.submit_ns->max())},
-              {"histogram", histogram_json(*r.submit_ns, r.submit_ns_per_tick)}};
-  }
-  const double lps = r.body_seconds > 0 ? static_cast<double>(r.launches) / r.body_seconds : 0.0;
-  auto vram_json = [](const VramRecord& v) {
-    return ojson{{"baseline_free", v.baseline_free},
-                 {"final_free", v.final_free},
-                 {"delta", v.delta},
-                 {"tolerance", v.tolerance},
-                 {"ok", v.ok},
-                 {"checked", v.checked}};
+  return errors;
+}
+
+ojson submit_json(const RunRecord& r) {
+  if (r.submit_ns == nullptr) return {{"p50", 0}, {"p99", 0}, {"max", 0}};
+  auto ns = [&r](std::uint64_t ticks) {
+    return static_cast<std::uint64_t>(static_cast<double>(ticks) * r.submit_ns_per_tick + 0.5);
   };
+  return {{"p50", ns(r.submit_ns->quantile(0.50))},
+          {"p99", ns(r.submit_ns->quantile(0.99))},
+          {"max", ns(r.submit_ns->max())},
+          {"histogram", histogram_json(*r.submit_ns, r.submit_ns_per_tick)}};
+}
+
+ojson vram_json(const VramRecord& v) {
+  return ojson{{"baseline_free", v.baseline_free},
+               {"final_free", v.final_free},
+               {"delta", v.delta},
+               {"tolerance", v.tolerance},
+               {"ok", v.ok},
+               {"checked", v.checked}};
+}
+
+ojson vram_json(const RunRecord& r) {
   ojson vram = vram_json(r.vram);
   if (!r.vram_devices.empty()) {  // several devices: each one's figures
     ojson devices = ojson::array();
@@ -109,6 +116,14 @@ ojson report_json(const RunRecord& r) {
     }
     vram["devices"] = std::move(devices);
   }
+  return vram;
+}
+
+}  // namespace
+
+ojson report_json(const RunRecord& r) {
+  const ojson checks = checks_json(r), errors = errors_json(r), submit = submit_json(r), vram = vram_json(r);
+  const double lps = r.body_seconds > 0 ? static_cast<double>(r.launches) / r.body_seconds : 0.0;
   ojson report = {{"format", "tandem.report/1"},
                   {"tool", r.tool},
                   {"scenario", r.scenario},
