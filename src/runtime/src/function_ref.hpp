@@ -16,12 +16,15 @@ class FunctionRef<R(A...)> {
  public:
   // The requires-clause keeps copies and moves on the implicit members
   // (clang-tidy 14 reads only enable_if, hence the second NOLINT).
+  // clang-format 14 has no stable layout for a constrained constructor.
+  // clang-format off
   template <class F>
-  requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef>) FunctionRef(F&& f)
-  noexcept  // NOLINT(google-explicit-constructor,bugprone-forwarding-reference-overload)
+  requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef>)
+  FunctionRef(F&& f) noexcept  // NOLINT(google-explicit-constructor,bugprone-forwarding-reference-overload)
       : obj_(const_cast<void*>(static_cast<const void*>(&f))), call_([](void* o, A... a) -> R {
           return (*static_cast<std::remove_reference_t<F>*>(o))(std::forward<A>(a)...);
         }) {}
+  // clang-format on
   R operator()(A... a) const { return call_(obj_, std::forward<A>(a)...); }
 
  private:

@@ -23,6 +23,7 @@ struct ViewKey {
   std::array<std::int64_t, kMaxRank> shape{};
   std::array<std::int64_t, kMaxRank> strides{};
   static ViewKey of(const View& v);
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted <=>
   friend auto operator<=>(const ViewKey&, const ViewKey&) = default;
 };
 
