@@ -177,14 +177,7 @@ View allocate_unrecorded(StreamRef stream, DType dtype, std::uint64_t count) {
 View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
   View v = allocate_unrecorded(stream, dtype, count);
   if (Recorder* r = detail::active_recorder()) [[unlikely]] {
-    r->on_view_derived(
-        ViewOrigin::allocate, nullptr, v,
-        [&] {
-          DeriveArgs a;
-          a.len = count;
-          return a;
-        }(),
-        &stream);
+    r->on_view_derived(ViewOrigin::allocate, nullptr, v, DeriveArgs{.len = count}, &stream);
   }
   return v;
 }

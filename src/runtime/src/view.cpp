@@ -202,53 +202,38 @@ View View::share() const {
 }
 
 View View::slice(std::uint64_t offset, std::uint64_t len) const {
-  return recorded(
-      ViewOrigin::slice, *this,
-      [&] {
-        DeriveArgs a;
-        a.offset = offset;
-        a.len = len;
-        return a;
-      }(),
-      [&]() -> View {
-        require_valid("slice");
-        if (tensor_) throw Error(ErrorCode::unsupported, "slice of a tensor: use a tensor view with ranges");
-        const std::uint64_t count = element_count();
-        if (offset > count || len > count - offset) {
-          throw Error(ErrorCode::out_of_range, "slice [" + std::to_string(offset) + ", " +
-                                                   std::to_string(offset) + " + " + std::to_string(len) +
-                                                   ") of a " + std::to_string(count) + "-element view of " +
-                                                   alloc_name(alloc_));
-        }
-        View v = derive(offset_ + offset * element_size(), false);
-        v.set_buffer(len);
-        return v;
-      });
+  return recorded(ViewOrigin::slice, *this, DeriveArgs{.offset = offset, .len = len}, [&]() -> View {
+    require_valid("slice");
+    if (tensor_) throw Error(ErrorCode::unsupported, "slice of a tensor: use a tensor view with ranges");
+    const std::uint64_t count = element_count();
+    if (offset > count || len > count - offset) {
+      throw Error(ErrorCode::out_of_range, "slice [" + std::to_string(offset) + ", " +
+                                               std::to_string(offset) + " + " + std::to_string(len) +
+                                               ") of a " + std::to_string(count) + "-element view of " +
+                                               alloc_name(alloc_));
+    }
+    View v = derive(offset_ + offset * element_size(), false);
+    v.set_buffer(len);
+    return v;
+  });
 }
 
 View View::peel(std::uint64_t index) const {
-  return recorded(
-      ViewOrigin::peel, *this,
-      [&] {
-        DeriveArgs a;
-        a.index = index;
-        return a;
-      }(),
-      [&]() -> View {
-        require_valid("peel");
-        if (index >= element_count()) {
-          throw Error(ErrorCode::out_of_range, "peel of element " + std::to_string(index) + " of a " +
-                                                   std::to_string(element_count()) + "-element view of " +
-                                                   alloc_name(alloc_));
-        }
-        View v;
-        {
-          const detail::RecordPause pause;  // recorded as the peel it is, not as a slice
-          v = slice(index, 1);
-        }
-        if (base::mutant(base::Mutant::peeled_leased_as_writer)) v.atomic_ = true;
-        return v;
-      });
+  return recorded(ViewOrigin::peel, *this, DeriveArgs{.index = index}, [&]() -> View {
+    require_valid("peel");
+    if (index >= element_count()) {
+      throw Error(ErrorCode::out_of_range, "peel of element " + std::to_string(index) + " of a " +
+                                               std::to_string(element_count()) + "-element view of " +
+                                               alloc_name(alloc_));
+    }
+    View v;
+    {
+      const detail::RecordPause pause;  // recorded as the peel it is, not as a slice
+      v = slice(index, 1);
+    }
+    if (base::mutant(base::Mutant::peeled_leased_as_writer)) v.atomic_ = true;
+    return v;
+  });
 }
 
 View View::atomic() const {
@@ -275,51 +260,30 @@ std::pair<View, View> View::split_at(std::uint64_t k) && {
   View first(std::move(*this));
   first.set_buffer(k);
   if (r != nullptr) {
-    r->on_view_derived(
-        ViewOrigin::split_low, &*parent, first,
-        [&] {
-          DeriveArgs a;
-          a.index = k;
-          return a;
-        }(),
-        nullptr);
-    r->on_view_derived(
-        ViewOrigin::split_high, nullptr, second,
-        [&] {
-          DeriveArgs a;
-          a.index = k;
-          return a;
-        }(),
-        nullptr);
+    r->on_view_derived(ViewOrigin::split_low, &*parent, first, DeriveArgs{.index = k}, nullptr);
+    r->on_view_derived(ViewOrigin::split_high, nullptr, second, DeriveArgs{.index = k}, nullptr);
   }
   return {std::move(first), std::move(second)};
 }
 
 View View::to_tensor(std::span<const std::int64_t> shape) && {
-  return recorded(
-      ViewOrigin::to_tensor, *this,
-      [&] {
-        DeriveArgs a;
-        a.shape = shape;
-        return a;
-      }(),
-      [&]() -> View {
-        require_valid("to_tensor");
-        if (tensor_) throw Error(ErrorCode::unsupported, "to_tensor of a view that is already a tensor");
-        if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "to_tensor of a strided view");
-        const std::uint64_t n = checked_product(shape);
-        if (n != element_count()) {
-          throw Error(ErrorCode::out_of_range, "to_tensor with shape " + shape_text(shape) + " (" +
-                                                   std::to_string(n) + " elements) of a " +
-                                                   std::to_string(element_count()) + "-element buffer of " +
-                                                   alloc_name(alloc_));
-        }
-        require_unique("to_tensor (an ownership transfer)");
-        View t(std::move(*this));
-        t.tensor_ = true;
-        t.set_contiguous_shape(shape);
-        return t;
-      });
+  return recorded(ViewOrigin::to_tensor, *this, DeriveArgs{.shape = shape}, [&]() -> View {
+    require_valid("to_tensor");
+    if (tensor_) throw Error(ErrorCode::unsupported, "to_tensor of a view that is already a tensor");
+    if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "to_tensor of a strided view");
+    const std::uint64_t n = checked_product(shape);
+    if (n != element_count()) {
+      throw Error(ErrorCode::out_of_range, "to_tensor with shape " + shape_text(shape) + " (" +
+                                               std::to_string(n) + " elements) of a " +
+                                               std::to_string(element_count()) + "-element buffer of " +
+                                               alloc_name(alloc_));
+    }
+    require_unique("to_tensor (an ownership transfer)");
+    View t(std::move(*this));
+    t.tensor_ = true;
+    t.set_contiguous_shape(shape);
+    return t;
+  });
 }
 
 View View::into_buffer() && {
@@ -356,12 +320,8 @@ View View::tensor_view(std::optional<std::span<const std::int64_t>> shape,
                        std::optional<std::span<const DimRange>> ranges) const {
   return recorded(
       ViewOrigin::tensor_view, *this,
-      [&] {
-        DeriveArgs a;
-        a.shape = shape.value_or(std::span<const std::int64_t>{});
-        a.ranges = ranges.value_or(std::span<const DimRange>{});
-        return a;
-      }(),
+      DeriveArgs{.shape = shape.value_or(std::span<const std::int64_t>{}),
+                 .ranges = ranges.value_or(std::span<const DimRange>{})},
       [&]() -> View {
         require_valid("tensor_view");
         if (!tensor_) throw Error(ErrorCode::unsupported, "tensor_view of a view that is not a tensor");
@@ -402,38 +362,31 @@ View View::tensor_view(std::optional<std::span<const std::int64_t>> shape,
 }
 
 View View::reinterpret(DType to) && {
-  return recorded(
-      ViewOrigin::reinterpret, *this,
-      [&] {
-        DeriveArgs a;
-        a.dtype = to;
-        return a;
-      }(),
-      [&]() -> View {
-        require_valid("reinterpret");
-        if (to == DType::boolean) {
-          throw Error(ErrorCode::invalid_dtype,
-                      "reinterpret to bool: bytes must be validated, use to_bool_checked");
-        }
-        if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "reinterpret of a strided view");
-        const std::uint64_t bytes = element_count() * element_size();
-        const std::uint32_t size = dtype_size(to);
-        const std::int64_t last = shape_[rank_ - 1] * element_size();
-        if (bytes % size != 0 || offset_ % size != 0 || last % size != 0) {
-          throw Error(ErrorCode::out_of_range,
-                      "reinterpret of " + std::to_string(bytes) + " bytes at offset " +
-                          std::to_string(offset_) + " of " + alloc_name(alloc_) + " as " +
-                          std::string(dtype_name(to)) + " (" + std::to_string(size) +
-                          "-byte elements): the length and offset must be multiples of the new size");
-        }
-        require_unique("reinterpret (a change of element type)");
-        std::array<std::int64_t, kMaxRank> shape = shape_;
-        shape[rank_ - 1] = last / size;
-        View v(std::move(*this));
-        v.dtype_ = to;
-        v.set_contiguous_shape({shape.data(), static_cast<std::size_t>(v.rank_)});
-        return v;
-      });
+  return recorded(ViewOrigin::reinterpret, *this, DeriveArgs{.dtype = to}, [&]() -> View {
+    require_valid("reinterpret");
+    if (to == DType::boolean) {
+      throw Error(ErrorCode::invalid_dtype,
+                  "reinterpret to bool: bytes must be validated, use to_bool_checked");
+    }
+    if (!is_contiguous()) throw Error(ErrorCode::non_contiguous, "reinterpret of a strided view");
+    const std::uint64_t bytes = element_count() * element_size();
+    const std::uint32_t size = dtype_size(to);
+    const std::int64_t last = shape_[rank_ - 1] * element_size();
+    if (bytes % size != 0 || offset_ % size != 0 || last % size != 0) {
+      throw Error(ErrorCode::out_of_range,
+                  "reinterpret of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset_) +
+                      " of " + alloc_name(alloc_) + " as " + std::string(dtype_name(to)) + " (" +
+                      std::to_string(size) +
+                      "-byte elements): the length and offset must be multiples of the new size");
+    }
+    require_unique("reinterpret (a change of element type)");
+    std::array<std::int64_t, kMaxRank> shape = shape_;
+    shape[rank_ - 1] = last / size;
+    View v(std::move(*this));
+    v.dtype_ = to;
+    v.set_contiguous_shape({shape.data(), static_cast<std::size_t>(v.rank_)});
+    return v;
+  });
 }
 
 View View::to_bool_checked(StreamRef stream) && {

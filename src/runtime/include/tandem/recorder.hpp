@@ -41,12 +41,12 @@ enum class ViewOrigin : std::uint8_t {
 
 // Everything a derivation was asked, whichever fields its origin uses.
 struct DeriveArgs {
-  std::uint64_t offset = 0;             // slice
-  std::uint64_t len = 0;                // slice, allocate
-  std::uint64_t index = 0;              // peel; split: the split point
-  std::span<const std::int64_t> shape;  // to_tensor, tensor_view (may be empty)
-  std::span<const DimRange> ranges;     // tensor_view (may be empty)
-  DType dtype = DType::u8;              // reinterpret: the new type
+  std::uint64_t offset = 0;                  // slice
+  std::uint64_t len = 0;                     // slice, allocate
+  std::uint64_t index = 0;                   // peel; split: the split point
+  std::span<const std::int64_t> shape = {};  // to_tensor, tensor_view (may be empty)
+  std::span<const DimRange> ranges = {};     // tensor_view (may be empty)
+  DType dtype = DType::u8;                   // reinterpret: the new type
 };
 
 class Recorder {
