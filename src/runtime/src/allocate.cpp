@@ -175,10 +175,17 @@ View allocate_unrecorded(StreamRef stream, DType dtype, std::uint64_t count) {
 }  // namespace
 
 View allocate(StreamRef stream, DType dtype, std::uint64_t count) {
-  View v = allocate_unrecorded(stream, dtype, count);
-  if (Recorder* r = detail::active_recorder()) [[unlikely]] {
-    r->on_view_derived(ViewOrigin::allocate, nullptr, v, DeriveArgs{.len = count}, &stream);
+  Recorder* recorder = detail::active_recorder();
+  if (recorder == nullptr) [[likely]]
+    return allocate_unrecorded(stream, dtype, count);
+  View v;
+  try {
+    v = allocate_unrecorded(stream, dtype, count);
+  } catch (const Error& e) {
+    if (stream.state()) recorder->on_allocate_failed(stream, dtype, count, e.code());
+    throw;
   }
+  recorder->on_view_derived(ViewOrigin::allocate, nullptr, v, DeriveArgs{.len = count}, &stream);
   return v;
 }
 

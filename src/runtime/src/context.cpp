@@ -61,7 +61,10 @@ Context Context::borrow(const Device& device, driver::ContextHandle handle, std:
                                                 " as a context of device " +
                                                 std::to_string(device.ordinal()));
   }
-  return make(device, handle, std::move(keep_alive), options);
+  Context c = make(device, handle, std::move(keep_alive), options);
+  if (Recorder* rec = detail::active_recorder()) [[unlikely]]
+    rec->on_context_borrowed(c);
+  return c;
 }
 
 Device Context::device() const {
@@ -72,7 +75,12 @@ bool Context::owned() const noexcept { return s_->owned; }
 ConflictPolicy Context::conflict_policy() const noexcept { return s_->policy; }
 MultiStreamRelease Context::multi_stream_release() const noexcept { return s_->multi_stream_release; }
 driver::ContextHandle Context::native() const noexcept { return s_->handle; }
-RuntimeStats Context::stats() const { return s_->stats(); }
+RuntimeStats Context::stats() const {
+  RuntimeStats s = s_->stats();
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_stats(*this, s);
+  return s;
+}
 
 MemoryInfo Context::memory_info() const {
   MemoryInfo m;

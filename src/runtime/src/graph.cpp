@@ -6,6 +6,7 @@
 #include "context_state.hpp"
 #include "graph_state.hpp"
 #include "ids.hpp"
+#include "record_hook.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
 #include "tandem/errors.hpp"
@@ -47,7 +48,17 @@ GraphState::~GraphState() {
   ctx->release();
 }
 
+GraphHandles::~GraphHandles() {
+  if (Recorder* r = active_recorder()) [[unlikely]]
+    r->on_graph_dropped(state->id);
+}
+
 }  // namespace detail
+
+Graph::Graph(std::shared_ptr<detail::GraphState> s)
+    : h_(s ? std::make_shared<detail::GraphHandles>(std::move(s)) : nullptr) {}
+
+detail::GraphState* Graph::state() const noexcept { return h_ ? h_->state.get() : nullptr; }
 
 namespace {
 
@@ -77,6 +88,8 @@ void Graph::begin_capture(StreamRef stream) {
     s.capture = std::make_unique<detail::CaptureBuild>();
     s.capturing.store(true, std::memory_order_release);
   }
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_capture_begun(stream);
 }
 
 Graph Graph::end_capture(StreamRef stream) {
@@ -92,13 +105,19 @@ Graph Graph::end_capture(StreamRef stream) {
     build = std::move(s.capture);
     s.capturing.store(false, std::memory_order_release);
   }
+  Recorder* recorder = detail::active_recorder();
   if (!r.ok()) {
     build->release();
+    if (recorder != nullptr) [[unlikely]]
+      recorder->on_capture_abandoned(stream);
     s.ctx->fail(r, ErrorCode::driver, "ending graph capture on stream " + std::to_string(s.id));
   }
   // Once, so that every replay submits them as they are (no copy to sort).
   detail::sort_accesses(build->accesses.data(), static_cast<std::uint32_t>(build->accesses.size()));
-  return Graph(std::make_shared<detail::GraphState>(*s.ctx, handle, std::move(*build)));
+  Graph g(std::make_shared<detail::GraphState>(*s.ctx, handle, std::move(*build)));
+  if (recorder != nullptr) [[unlikely]]
+    recorder->on_capture_ended(stream, g);
+  return g;
 }
 
 void Graph::abandon_capture(StreamRef stream) noexcept {
@@ -114,20 +133,37 @@ void Graph::abandon_capture(StreamRef stream) noexcept {
     s.capturing.store(false, std::memory_order_release);
   }
   if (build) build->release();
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_capture_abandoned(stream);
 }
 
 LaunchFuture Graph::replay(StreamRef stream) const {
-  if (!s_) throw Error(ErrorCode::invalid_handle, "replay of an empty graph handle");
+  Recorder* r = detail::active_recorder();
+  if (r == nullptr) [[likely]]
+    return replay_unrecorded(stream);
+  try {
+    LaunchFuture f = replay_unrecorded(stream);
+    r->on_graph_replayed(*this, stream, f.id());
+    return f;
+  } catch (const Error& e) {
+    if (h_ && stream.state()) r->on_graph_replay_failed(*this, stream, e.code());
+    throw;
+  }
+}
+
+LaunchFuture Graph::replay_unrecorded(StreamRef stream) const {
+  if (!h_) throw Error(ErrorCode::invalid_handle, "replay of an empty graph handle");
+  detail::GraphState* const g = h_->state.get();
   detail::StreamState& s = capturing_stream(stream, "graph replay");
-  if (s.ctx != s_->ctx) {
-    throw Error(ErrorCode::device_mismatch, "graph " + std::to_string(s_->id) + " of context " +
-                                                std::to_string(s_->ctx->id) + " replayed on stream " +
+  if (s.ctx != g->ctx) {
+    throw Error(ErrorCode::device_mismatch, "graph " + std::to_string(g->id) + " of context " +
+                                                std::to_string(g->ctx->id) + " replayed on stream " +
                                                 std::to_string(s.id) + " of context " +
                                                 std::to_string(s.ctx->id));
   }
-  std::vector<detail::AccessRequest>& accesses = s_->build.accesses;  // sorted at end_capture, never written
+  std::vector<detail::AccessRequest>& accesses = g->build.accesses;  // sorted at end_capture, never written
   driver::Backend& b = s.ctx->backend();
-  const driver::GraphHandle h = s_->handle;
+  const driver::GraphHandle h = g->handle;
   auto enqueue = [&](driver::StreamHandle stream_handle) {
     return b.graph_launch(s.ctx->handle, h, stream_handle);
   };
@@ -136,13 +172,13 @@ LaunchFuture Graph::replay(StreamRef stream) const {
                           static_cast<std::uint32_t>(accesses.size()),
                           enqueue,
                           "graph replay",
-                          s_,  // the replay keeps the graph (and its references) alive
+                          h_->state,  // the replay keeps the graph (and its references) alive
                           true,
                           true};
   return LaunchFuture(detail::submit(s, spec));
 }
 
-std::uint64_t Graph::id() const noexcept { return s_ ? s_->id : 0; }
-std::size_t Graph::allocation_count() const noexcept { return s_ ? s_->build.referenced.size() : 0; }
+std::uint64_t Graph::id() const noexcept { return h_ ? h_->state->id : 0; }
+std::size_t Graph::allocation_count() const noexcept { return h_ ? h_->state->build.referenced.size() : 0; }
 
 }  // namespace tandem

@@ -37,4 +37,14 @@ struct GraphState {
   CaptureBuild build;
 };
 
+// The object every copy of one Graph handle shares.
+struct GraphHandles {
+  explicit GraphHandles(std::shared_ptr<GraphState> s) noexcept : state(std::move(s)) {}
+  ~GraphHandles();  // tells an active Recorder (on_graph_dropped)
+  GraphHandles(const GraphHandles&) = delete;
+  GraphHandles& operator=(const GraphHandles&) = delete;
+
+  const std::shared_ptr<GraphState> state;
+};
+
 }  // namespace tandem::detail

@@ -220,7 +220,26 @@ bool peer_copy_allowed(const detail::StreamState& s, const View& src, const View
   return true;
 }
 
-LaunchFuture copy(StreamRef stream, const View& src, const View& dst) {
+namespace {
+
+// Runs `submit`, then tells an active Recorder what came of it: `done`
+// with the result, or `failed` with the code of the Error it threw.
+template <class Submit, class Done, class Failed>
+auto recorded(Submit&& submit, Done&& done, Failed&& failed) {
+  Recorder* r = detail::active_recorder();
+  if (r == nullptr) [[likely]]
+    return submit();
+  try {
+    auto out = submit();
+    done(*r, out);
+    return out;
+  } catch (const Error& e) {
+    failed(*r, e.code());
+    throw;
+  }
+}
+
+LaunchFuture copy_unrecorded(StreamRef stream, const View& src, const View& dst) {
   detail::StreamState& s = stream_of(stream);
   require_valid(&src, "copy");
   require_valid(&dst, "copy");
@@ -244,10 +263,18 @@ LaunchFuture copy(StreamRef stream, const View& src, const View& dst) {
     return bytes ? b.memcpy_async(s.ctx->handle, to, from, bytes, h) : driver::kOk;
   };
   detail::SubmitSpec spec{detail::SubmissionKind::copy, reqs, n, enqueue, "copy", {}, true};
-  LaunchFuture f = finish(s, spec);
-  if (Recorder* r = detail::active_recorder()) [[unlikely]]
-    r->on_copy(stream, src, dst, f.id());
-  return f;
+  return finish(s, spec);
+}
+
+}  // namespace
+
+LaunchFuture copy(StreamRef stream, const View& src, const View& dst) {
+  return recorded([&] { return copy_unrecorded(stream, src, dst); },
+                  [&](Recorder& r, const LaunchFuture& f) { r.on_copy(stream, src, dst, f.id()); },
+                  [&](Recorder& r, ErrorCode code) {
+                    if (stream.state() && src.valid() && dst.valid())
+                      r.on_copy_failed(stream, src, dst, code);
+                  });
 }
 
 LaunchFuture memset_bytes(StreamRef stream, const View& dst, std::uint8_t value) {
@@ -269,7 +296,9 @@ LaunchFuture memset_bytes(StreamRef stream, const View& dst, std::uint8_t value)
   return f;
 }
 
-LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte> bytes) {
+namespace {
+
+LaunchFuture upload_unrecorded(StreamRef stream, const View& dst, std::span<const std::byte> bytes) {
   detail::StreamState& s = stream_of(stream);
   AccessRequest req;
   const std::uint32_t n = request_for(s, &dst, driver::AccessMode::write, req, "upload") ? 1 : 0;
@@ -286,13 +315,10 @@ LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte
     return n ? b.upload_async(s.ctx->handle, dst.device_ptr(), host->data(), want, h) : driver::kOk;
   };
   detail::SubmitSpec spec{detail::SubmissionKind::upload, &req, n, enqueue, "upload", host, true};
-  LaunchFuture f = finish(s, spec);
-  if (Recorder* r = detail::active_recorder()) [[unlikely]]
-    r->on_transfer(stream, dst, 'u', bytes, f.id());
-  return f;
+  return finish(s, spec);
 }
 
-Download download(StreamRef stream, const View& src) {
+Download download_unrecorded(StreamRef stream, const View& src) {
   detail::StreamState& s = stream_of(stream);
   AccessRequest req;
   const std::uint32_t n = request_for(s, &src, driver::AccessMode::read, req, "download") ? 1 : 0;
@@ -303,10 +329,26 @@ Download download(StreamRef stream, const View& src) {
     return n ? b.download_async(s.ctx->handle, host->data(), src.device_ptr(), host->size(), h) : driver::kOk;
   };
   detail::SubmitSpec spec{detail::SubmissionKind::download, &req, n, enqueue, "download", host, true};
-  LaunchFuture f = finish(s, spec);
-  if (Recorder* r = detail::active_recorder()) [[unlikely]]
-    r->on_transfer(stream, src, 'd', {}, f.id());
-  return Download(std::move(f), host);
+  return Download(finish(s, spec), host);
+}
+
+}  // namespace
+
+LaunchFuture upload(StreamRef stream, const View& dst, std::span<const std::byte> bytes) {
+  return recorded([&] { return upload_unrecorded(stream, dst, bytes); },
+                  [&](Recorder& r, const LaunchFuture& f) { r.on_transfer(stream, dst, 'u', bytes, f.id()); },
+                  [&](Recorder& r, ErrorCode code) {
+                    if (stream.state() && dst.valid()) r.on_transfer_failed(stream, dst, 'u', bytes, code);
+                  });
+}
+
+Download download(StreamRef stream, const View& src) {
+  return recorded(
+      [&] { return download_unrecorded(stream, src); },
+      [&](Recorder& r, const Download& d) { r.on_transfer(stream, src, 'd', {}, d.future().id()); },
+      [&](Recorder& r, ErrorCode code) {
+        if (stream.state() && src.valid()) r.on_transfer_failed(stream, src, 'd', {}, code);
+      });
 }
 
 std::vector<std::byte> Download::get(std::chrono::nanoseconds timeout) {

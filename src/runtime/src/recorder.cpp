@@ -19,6 +19,9 @@ std::atomic<Recorder*> g_recorder{nullptr};
 thread_local int t_record_paused = 0;
 }  // namespace detail
 
+RecordingPause::RecordingPause() noexcept { ++detail::t_record_paused; }
+RecordingPause::~RecordingPause() { --detail::t_record_paused; }
+
 Recorder* install_recorder(Recorder* r) noexcept {
   return detail::g_recorder.exchange(r, std::memory_order_acq_rel);
 }

@@ -2,139 +2,52 @@
 // scenario_writer.cpp — see scenario_writer.hpp.
 #include "scenario_writer.hpp"
 
-#include <charconv>
-#include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
-#include "tandem/base/half.hpp"
+#include "recorded_values.hpp"
+#include "step_folding.hpp"
 #include "tandem/context.hpp"
+#include "tandem/device.hpp"
+#include "tandem/driver/sim_config.hpp"
 #include "tandem/kernel_name.hpp"
 
 namespace tandem::detail {
 
-namespace {
+using recorded::dims;
+using recorded::int_list;
+using recorded::number;
+using recorded::quoted;
+using recorded::scalar_at;
+using recorded::values_form;
 
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
-std::string number(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
-template <class T>
-T load(const std::byte* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// One element of `t` at `p` as a number; nullopt for a type a scenario
-// cannot write back.
-std::optional<double> element(DType t, const std::byte* p) {
-  switch (t) {
-    case DType::f32:
-      return load<float>(p);
-    case DType::f64:
-      return load<double>(p);
-    case DType::f16:
-      return static_cast<double>(to_float(load<half>(p)));
-    case DType::bf16:
-      return static_cast<double>(to_float(load<bfloat16>(p)));
-    case DType::i8:
-      return load<std::int8_t>(p);
-    case DType::i32:
-      return load<std::int32_t>(p);
-    case DType::i64:
-      return static_cast<double>(load<std::int64_t>(p));
-    case DType::u8:
-    case DType::boolean:
-      return load<std::uint8_t>(p);
-    case DType::u32:
-      return load<std::uint32_t>(p);
-    case DType::u64:
-      return static_cast<double>(load<std::uint64_t>(p));
-    default:
-      return std::nullopt;
-  }
-}
-
-// {"iota": ...} for whole numbers start + i * step that every dtype holds
-// exactly (below 2^24), else nullopt.
-std::optional<std::string> iota_form(DType t, std::span<const std::byte> bytes, std::size_t n) {
-  if (n < 3) return std::nullopt;
-  const std::size_t size = dtype_size(t);
-  const auto first = element(t, bytes.data()), second = element(t, bytes.data() + size);
-  if (!first || !second) return std::nullopt;
-  const double start = *first, step = *second - *first;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto v = element(t, bytes.data() + i * size);
-    const double want = start + static_cast<double>(i) * step;
-    if (!v || *v != want || want != static_cast<double>(static_cast<std::int64_t>(want)) || want >= 0x1p24 ||
-        want <= -0x1p24) {
-      return std::nullopt;
-    }
-  }
-  return "{\"iota\": {\"start\": " + number(start) + ", \"step\": " + number(step) + "}}";
-}
-
-// An upload's data as a `from` form: {"fill": v} when every element is the
-// same, else the list of values.
-std::optional<std::string> values_form(DType t, std::span<const std::byte> bytes) {
-  const std::size_t size = dtype_size(t);
-  const std::size_t n = bytes.size() / size;
-  bool same = true;
-  for (std::size_t i = 1; i < n && same; ++i) same = std::memcmp(&bytes[0], &bytes[i * size], size) == 0;
-  if (n > 0 && same) {
-    const auto v = element(t, bytes.data());
-    if (!v) return std::nullopt;
-    return "{\"fill\": " + number(*v) + "}";
-  }
-  if (auto iota = iota_form(t, bytes, n)) return iota;
-  std::string out = "[";
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto v = element(t, bytes.data() + i * size);
-    if (!v) return std::nullopt;
-    out += (i ? ", " : "") + number(*v);
-  }
-  return out + "]";
-}
-
-std::string int_list(std::span<const std::int64_t> xs) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < xs.size(); ++i) out += (i ? ", " : "") + std::to_string(xs[i]);
-  return out + "]";
-}
-
-std::string dims(const driver::Dim3& d) {
-  std::string out = "[" + std::to_string(d.x);
-  if (d.y != 1 || d.z != 1) out += ", " + std::to_string(d.y);
-  if (d.z != 1) out += ", " + std::to_string(d.z);
-  return out + "]";
-}
-
-double scalar_at(DType t, const void* p) {
-  const auto v = element(t, static_cast<const std::byte*>(p));
-  return v ? *v : 0.0;
-}
-
-}  // namespace
-
-void ScenarioWriter::add(std::string body, std::uint64_t submission) {
-  if (submission != 0) named_.insert(submission);
+std::vector<ScenarioWriter::Step>* ScenarioWriter::outer_list() {
   const std::thread::id me = std::this_thread::get_id();
   if (!main_) main_ = me;
-  if (me == *main_) {
-    // After other threads began, the main thread's calls (the end of a
-    // run: its cleanup) have no place in the format: `steps` run first.
-    if (!others_started_) steps_.push_back({std::move(body), submission});
-    return;
-  }
+  // After other threads began, the main thread's calls (the end of a run:
+  // its cleanup) have no place in the format: `steps` run first.
+  if (me == *main_) return others_started_ ? nullptr : &steps_;
   others_started_ = true;
   auto [it, fresh] = thread_names_.try_emplace(me);
   if (fresh) it->second = "t" + std::to_string(thread_names_.size());
-  threads_[it->second].push_back({std::move(body), submission});
+  return &threads_[it->second];
+}
+
+std::vector<ScenarioWriter::Step>* ScenarioWriter::list() {
+  const auto c = captures_.find(std::this_thread::get_id());
+  return c != captures_.end() ? &c->second : outer_list();
+}
+
+void ScenarioWriter::add(std::string body, std::uint64_t submission) {
+  if (submission != 0) named_.insert(submission);
+  if (std::vector<Step>* l = list()) l->push_back({std::move(body), submission});
+}
+
+void ScenarioWriter::take_fault(std::uint64_t stream_id, std::uint64_t submission) {
+  if (submission == 0 || unknown_armed_.erase(stream_id) == 0) return;
+  faulted_.insert(submission);
+  unknown_faults_.push_back(submission);
 }
 
 std::string ScenarioWriter::stream_name(std::uint64_t id) {
@@ -147,8 +60,22 @@ std::string ScenarioWriter::stream_name(std::uint64_t id) {
 }
 
 std::string ScenarioWriter::new_name(const ViewKey& key, char prefix) {
-  std::string name = prefix + std::to_string(next_name_++);
+  std::vector<Step>* made_in = outer_list();
+  // The smallest name this list freed itself, so that the iterations of a
+  // loop write the same text (step_folding.hpp). Only the list's own: a
+  // name another thread let go of may still be live in that thread when
+  // the replay runs them side by side.
+  std::set<std::uint64_t>& pool = free_names_[{made_in, prefix}];
+  std::uint64_t number = 0;
+  if (pool.empty()) {
+    number = next_name_++;
+  } else {
+    number = *pool.begin();
+    pool.erase(pool.begin());
+  }
+  std::string name = prefix + std::to_string(number);
   live_[key].push_back(name);
+  made_in_[name] = made_in;
   return name;
 }
 
@@ -158,19 +85,33 @@ std::optional<std::string> ScenarioWriter::name_of(const ViewKey& key) const {
   return it->second.back();
 }
 
-std::optional<std::string> ScenarioWriter::take_name(const ViewKey& key) {
+void ScenarioWriter::free_name(const std::string& name) {
+  const auto m = made_in_.find(name);
+  if (m == made_in_.end()) return;
+  if (m->second != nullptr && m->second == outer_list())
+    free_names_[{m->second, name[0]}].insert(std::stoull(name.substr(1)));
+  made_in_.erase(m);
+}
+
+std::optional<std::string> ScenarioWriter::take_name(const ViewKey& key, bool reuse) {
   const auto it = live_.find(key);
   if (it == live_.end() || it->second.empty()) return std::nullopt;
   std::string name = std::move(it->second.back());
   it->second.pop_back();
   if (it->second.empty()) live_.erase(it);
+  if (reuse) free_name(name);
   return name;
 }
 
 void ScenarioWriter::on_stream_created(const Stream& stream) {
-  const ConflictPolicy policy = stream.context().conflict_policy();
+  const Context ctx = stream.context();
+  const ConflictPolicy policy = ctx.conflict_policy();
+  // The sim's capacity, for the "sim" section (a replay on the sim runs out of memory where this run did).
+  std::uint64_t sim_memory = 0;
+  if (ctx.device().platform().is_sim()) sim_memory = ctx.memory_info().total_bytes;
   const std::lock_guard lock(mu_);
   if (!policy_) policy_ = policy;
+  if (sim_memory != 0 && sim_memory != driver::SimConfig{}.memory_bytes) sim_memory_ = sim_memory;
   (void)stream_name(stream.id());
 }
 
@@ -227,11 +168,15 @@ std::string ScenarioWriter::derive_body(ViewOrigin origin, const std::string& id
 void ScenarioWriter::on_view_derived(ViewOrigin origin, const ViewKey* parent, const View& made,
                                      const DeriveArgs& args, const StreamRef* stream) {
   const ViewKey key = ViewKey::of(made);
+  // Adopted memory lives in its context: a borrowed one is named through one of its streams.
+  const std::uint64_t adopted_in = origin == ViewOrigin::adopt ? made.context().id() : 0;
   const std::lock_guard lock(mu_);
   const bool consumes = origin == ViewOrigin::to_tensor || origin == ViewOrigin::into_buffer ||
                         origin == ViewOrigin::reinterpret || origin == ViewOrigin::split_low;
   std::optional<std::string> of;
-  if (parent != nullptr) of = consumes ? take_name(*parent) : name_of(*parent);
+  // A consumed source's name is free only after this step made its views
+  // (the step cannot name its product after its own source).
+  if (parent != nullptr) of = consumes ? take_name(*parent, false) : name_of(*parent);
   if (parent != nullptr && !of) return;  // made from a view the recording does not know  // not ours
   const std::string id = new_name(key, made.is_tensor() ? 't' : 'b');
   if (origin == ViewOrigin::split_low) {
@@ -244,9 +189,14 @@ void ScenarioWriter::on_view_derived(ViewOrigin origin, const ViewKey* parent, c
     add("{\"op\": \"split\", \"of\": " + quoted(split_of_) + ", \"at\": " + std::to_string(args.index) +
         ", \"ids\": [" + quoted(split_low_) + ", " + quoted(id) + "]");
     split_low_.clear();
+    free_name(split_of_);
     return;
   }
-  add(derive_body(origin, id, of.value_or(""), args, &made, stream));
+  std::string body = derive_body(origin, id, of.value_or(""), args, &made, stream);
+  if (const auto s = context_streams_.find(adopted_in); adopted_in != 0 && s != context_streams_.end())
+    body += ", \"stream\": " + quoted(s->second);
+  add(std::move(body));
+  if (consumes && of) free_name(*of);
 }
 
 void ScenarioWriter::on_derive_failed(ViewOrigin origin, const ViewKey& parent, const DeriveArgs& args,
@@ -309,7 +259,10 @@ void ScenarioWriter::on_launch(StreamRef stream, const driver::KernelSymbol& sym
                                const driver::LaunchDims& d, void** params,
                                std::span<const ViewAccess> accesses, std::uint64_t submission) {
   const std::lock_guard lock(mu_);
-  if (auto b = launch_body(stream, symbol, d, params, accesses)) add(std::move(*b), submission);
+  if (auto b = launch_body(stream, symbol, d, params, accesses)) {
+    add(std::move(*b), submission);
+    take_fault(stream.id(), submission);
+  }
 }
 
 void ScenarioWriter::on_launch_failed(StreamRef stream, const driver::KernelSymbol& symbol,
@@ -321,13 +274,22 @@ void ScenarioWriter::on_launch_failed(StreamRef stream, const driver::KernelSymb
   }
 }
 
+std::optional<std::string> ScenarioWriter::transfer_body(StreamRef stream, const std::string& name, DType t,
+                                                         char kind, std::span<const std::byte> bytes) {
+  const std::string head = "\"buf\": " + quoted(name) + ", \"stream\": " + quoted(stream_name(stream.id()));
+  if (kind == 'd') return "{\"op\": \"download\", " + head;
+  // A memset comes as one element of its byte pattern: a fill of that value.
+  const std::optional<std::string> from = values_form(t, bytes);
+  if (!from) return std::nullopt;
+  return "{\"op\": \"upload\", " + head + ", \"from\": " + *from;
+}
+
 void ScenarioWriter::on_transfer(StreamRef stream, const View& view, char kind,
                                  std::span<const std::byte> bytes, std::uint64_t submission) {
   const ViewKey key = ViewKey::of(view);
   const std::lock_guard lock(mu_);
   const auto name = name_of(key);
   if (!name) return;
-  const std::string head = "\"buf\": " + quoted(*name) + ", \"stream\": " + quoted(stream_name(stream.id()));
   if (kind == 'c') {  // a read-back: what it read, checked again on replay
     if (const auto values = values_form(view.dtype(), bytes)) {
       add("{\"op\": \"check\", \"what\": \"contents\", \"of\": " + quoted(*name) +
@@ -335,13 +297,37 @@ void ScenarioWriter::on_transfer(StreamRef stream, const View& view, char kind,
     }
     return;
   }
-  if (kind == 'd') {
-    add("{\"op\": \"download\", " + head, submission);
-    return;
+  // A zeroing memset right after the allocation is the alloc's init "zero"
+  // (a memset, as the original: an upload would count as a copy for the
+  // sim's copy faults).
+  if (kind == 'm' && std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; })) {
+    std::vector<Step>* l = list();
+    const std::string alloc = "{\"op\": \"alloc\", \"id\": " + quoted(*name) + ",";
+    if (l != nullptr && !l->empty() && l->back().body.starts_with(alloc) &&
+        l->back().body.find("\"init\"") == std::string::npos) {
+      l->back().body += ", \"init\": \"zero\"";
+      return;
+    }
   }
-  // A memset comes as one element of its byte pattern: a fill of that value.
-  const std::optional<std::string> from = values_form(view.dtype(), bytes);
-  if (from) add("{\"op\": \"upload\", " + head + ", \"from\": " + *from, submission);
+  if (auto b = transfer_body(stream, *name, view.dtype(), kind, bytes)) {
+    add(std::move(*b), submission);
+    take_fault(stream.id(), submission);
+  }
+}
+
+void ScenarioWriter::on_transfer_failed(StreamRef stream, const View& view, char kind,
+                                        std::span<const std::byte> bytes, ErrorCode code) {
+  const ViewKey key = ViewKey::of(view);
+  const std::lock_guard lock(mu_);
+  const auto name = name_of(key);
+  if (!name) return;
+  if (auto b = transfer_body(stream, *name, view.dtype(), kind, bytes))
+    add(std::move(*b) + ", \"expect_error\": " + quoted(error_code_name(code)));
+}
+
+std::string ScenarioWriter::copy_body(StreamRef stream, const std::string& src, const std::string& dst) {
+  return "{\"op\": \"copy\", \"src\": " + quoted(src) + ", \"dst\": " + quoted(dst) +
+         ", \"stream\": " + quoted(stream_name(stream.id()));
 }
 
 void ScenarioWriter::on_copy(StreamRef stream, const View& src, const View& dst, std::uint64_t submission) {
@@ -349,9 +335,16 @@ void ScenarioWriter::on_copy(StreamRef stream, const View& src, const View& dst,
   const std::lock_guard lock(mu_);
   const auto s = name_of(ks), d = name_of(kd);
   if (!s || !d) return;
-  add("{\"op\": \"copy\", \"src\": " + quoted(*s) + ", \"dst\": " + quoted(*d) +
-          ", \"stream\": " + quoted(stream_name(stream.id())),
-      submission);
+  add(copy_body(stream, *s, *d), submission);
+  take_fault(stream.id(), submission);
+}
+
+void ScenarioWriter::on_copy_failed(StreamRef stream, const View& src, const View& dst, ErrorCode code) {
+  const ViewKey ks = ViewKey::of(src), kd = ViewKey::of(dst);
+  const std::lock_guard lock(mu_);
+  const auto s = name_of(ks), d = name_of(kd);
+  if (!s || !d) return;
+  add(copy_body(stream, *s, *d) + ", \"expect_error\": " + quoted(error_code_name(code)));
 }
 
 void ScenarioWriter::on_wait_submission(std::uint64_t submission) {
@@ -371,24 +364,199 @@ void ScenarioWriter::on_wait_retirement() {
   add("{\"op\": \"retire\"");
 }
 
+void ScenarioWriter::on_context_borrowed(const Context& ctx) {
+  const std::lock_guard lock(mu_);
+  const std::string name = "bc" + std::to_string(contexts_.size());
+  contexts_[ctx.id()] = name;
+  add("{\"op\": \"borrow_context\", \"id\": " + quoted(name));
+}
+
+void ScenarioWriter::on_stream_borrowed(const Stream& stream) {
+  const std::uint64_t ctx = stream.context().id();
+  const std::lock_guard lock(mu_);
+  // Named here, so never listed in `streams` (the replay makes and borrows its own).
+  const std::string name = "bs" + std::to_string(borrowed_streams_++);
+  streams_[stream.id()] = name;
+  std::string b = "{\"op\": \"borrow_stream\", \"id\": " + quoted(name);
+  if (const auto c = contexts_.find(ctx); c != contexts_.end()) {
+    b += ", \"context\": " + quoted(c->second);
+    context_streams_.emplace(ctx, name);
+  }
+  add(std::move(b));
+}
+
+void ScenarioWriter::on_capture_begun(StreamRef) {
+  const std::lock_guard lock(mu_);
+  captures_[std::this_thread::get_id()].clear();
+}
+
+void ScenarioWriter::on_capture_ended(StreamRef stream, const Graph& graph) {
+  const std::lock_guard lock(mu_);
+  const auto c = captures_.find(std::this_thread::get_id());
+  if (c == captures_.end()) return;
+  const std::vector<std::string> body = closed(c->second);
+  captures_.erase(c);
+  const std::string name = "g" + std::to_string(next_name_++);
+  graphs_[graph.id()] = name;
+  made_in_[name] = outer_list();
+  std::string b = "{\"op\": \"capture\", \"graph\": " + quoted(name) +
+                  ", \"stream\": " + quoted(stream_name(stream.id())) + ", \"steps\": [";
+  for (std::size_t i = 0; i < body.size(); ++i) b += (i ? ", " : "") + body[i];
+  add(b + "]");
+}
+
+void ScenarioWriter::on_capture_abandoned(StreamRef) {
+  const std::lock_guard lock(mu_);
+  captures_.erase(std::this_thread::get_id());
+}
+
+void ScenarioWriter::on_graph_replayed(const Graph& graph, StreamRef stream, std::uint64_t submission) {
+  const std::lock_guard lock(mu_);
+  const auto g = graphs_.find(graph.id());
+  if (g == graphs_.end()) return;
+  add("{\"op\": \"replay\", \"graph\": " + quoted(g->second) +
+          ", \"stream\": " + quoted(stream_name(stream.id())),
+      submission);
+  take_fault(stream.id(), submission);
+}
+
+void ScenarioWriter::on_graph_replay_failed(const Graph& graph, StreamRef stream, ErrorCode code) {
+  const std::lock_guard lock(mu_);
+  const auto g = graphs_.find(graph.id());
+  if (g == graphs_.end()) return;
+  add("{\"op\": \"replay\", \"graph\": " + quoted(g->second) + ", \"stream\": " +
+      quoted(stream_name(stream.id())) + ", \"expect_error\": " + quoted(error_code_name(code)));
+}
+
+void ScenarioWriter::on_graph_dropped(std::uint64_t id) {
+  const std::lock_guard lock(mu_);
+  const auto g = graphs_.find(id);
+  if (g == graphs_.end()) return;
+  add("{\"op\": \"drop\", \"id\": " + quoted(g->second));
+  made_in_.erase(g->second);
+  graphs_.erase(g);
+}
+
+void ScenarioWriter::on_allocate_failed(StreamRef stream, DType dtype, std::uint64_t len, ErrorCode code) {
+  const std::lock_guard lock(mu_);
+  add("{\"op\": \"alloc\", \"id\": " + quoted("x" + std::to_string(next_name_++)) +
+      ", \"dtype\": " + quoted(dtype_name(dtype)) + ", \"len\": " + std::to_string(len) + ", \"stream\": " +
+      quoted(stream_name(stream.id())) + ", \"expect_error\": " + quoted(error_code_name(code)));
+}
+
+void ScenarioWriter::on_stats(const Context& ctx, const RuntimeStats& s) {
+  const std::lock_guard lock(mu_);
+  seen_[ctx.id()] = {s.live_allocations, s.quarantined_allocations, s.foreign_owners_unreleased};
+}
+
+void ScenarioWriter::on_sim_control(SimControl what, const StreamRef* stream, std::uint64_t value) {
+  const std::lock_guard lock(mu_);
+  switch (what) {
+    case SimControl::stream_delay_us:
+      if (stream != nullptr) delays_us_[stream_name(stream->id())] = value;
+      return;
+    case SimControl::completion_unknown:
+      if (stream != nullptr) unknown_armed_.insert(stream->id());
+      return;
+    case SimControl::alloc_fail:
+    case SimControl::alloc_error:
+    case SimControl::launch_fail:
+    case SimControl::copy_fail:
+      break;
+  }
+  // A disarm (0) is not written: the file arms the fault for its whole run.
+  if (value == 0) return;
+  static constexpr const char* kNames[] = {"", "", "alloc_fail", "alloc_error", "launch_fail", "copy_fail"};
+  counted_faults_[kNames[static_cast<int>(what)]] = value;
+}
+
+std::vector<std::string> ScenarioWriter::closed(const std::vector<Step>& steps) const {
+  std::vector<std::string> out;
+  for (const Step& st : steps) {
+    std::string b = st.body;
+    if (st.submission != 0 && (waited_.contains(st.submission) || faulted_.contains(st.submission)))
+      b += ", \"id\": " + quoted("k" + std::to_string(st.submission));
+    out.push_back(b + "}");
+  }
+  return out;
+}
+
+std::map<const std::vector<ScenarioWriter::Step>*, std::vector<std::string>> ScenarioWriter::forgets() const {
+  std::map<const std::vector<Step>*, std::vector<std::string>> out;
+  const auto forget = [&](const std::string& name) {
+    const auto m = made_in_.find(name);
+    if (m != made_in_.end() && m->second != nullptr)
+      out[m->second].push_back("{\"op\": \"forget\", \"id\": " + quoted(name) + "}");
+  };
+  for (const auto& [key, names] : live_)
+    for (const std::string& n : names) forget(n);
+  for (const auto& [id, name] : graphs_) forget(name);
+  return out;
+}
+
+// Expectations only for what the file itself causes on purpose: leaks when
+// it forgets handles, quarantine when it injects unknown completions. The
+// figures are what the process last read from Context::stats(); a leak or
+// quarantine the file does not explain is left to fail the replay.
+std::string ScenarioWriter::expect_section(bool leaks) const {
+  Seen sum;
+  for (const auto& [id, s] : seen_) {
+    sum.live += s.live;
+    sum.quarantined += s.quarantined;
+    sum.foreign += s.foreign;
+  }
+  std::string e;
+  const auto key = [&e](const char* k, std::uint64_t v) {
+    if (v != 0) e += std::string(e.empty() ? "" : ", ") + quoted(k) + ": " + std::to_string(v);
+  };
+  if (leaks) {
+    key("live_allocations", sum.live);
+    key("foreign_owners_unreleased", sum.foreign);
+  }
+  if (!unknown_faults_.empty()) key("quarantined_allocations", sum.quarantined);
+  return e.empty() ? "" : ",\n  \"expect\": {" + e + "}";
+}
+
+std::string ScenarioWriter::sim_section() const {
+  std::string s;
+  if (sim_memory_ != 0) s = "\"memory_bytes\": " + std::to_string(sim_memory_);
+  if (!delays_us_.empty()) {
+    s += std::string(s.empty() ? "" : ", ") + "\"stream_delay_us\": {";
+    bool first = true;
+    for (const auto& [name, us] : delays_us_) {
+      s += std::string(first ? "" : ", ") + quoted(name) + ": " + std::to_string(us);
+      first = false;
+    }
+    s += "}";
+  }
+  std::string f;
+  for (const std::uint64_t sub : unknown_faults_) {
+    f += std::string(f.empty() ? "" : ", ") +
+         "{\"kind\": \"completion_unknown\", \"submission\": " + quoted("k" + std::to_string(sub)) + "}";
+  }
+  for (const auto& [kind, nth] : counted_faults_)
+    f += std::string(f.empty() ? "" : ", ") + "{\"kind\": " + quoted(kind) +
+         ", \"nth\": " + std::to_string(nth) + "}";
+  if (!f.empty()) s += std::string(s.empty() ? "" : ", ") + "\"faults\": [" + f + "]";
+  return s.empty() ? "" : ",\n  \"sim\": {" + s + "}";
+}
+
 namespace {
 
 void append_steps(std::string& out, const std::vector<std::string>& steps, const char* indent) {
-  for (std::size_t i = 0; i < steps.size(); ++i) out += std::string(i ? ",\n" : "\n") + indent + steps[i];
+  const std::vector<std::string> folded = fold_repeats(steps);
+  for (std::size_t i = 0; i < folded.size(); ++i) out += std::string(i ? ",\n" : "\n") + indent + folded[i];
 }
 
 }  // namespace
 
 std::string ScenarioWriter::text() {
   const std::lock_guard lock(mu_);
-  const auto close = [this](const std::vector<Step>& steps) {
-    std::vector<std::string> out;
-    for (const Step& st : steps) {
-      std::string b = st.body;
-      if (st.submission != 0 && waited_.contains(st.submission))
-        b += ", \"id\": " + quoted("k" + std::to_string(st.submission));
-      out.push_back(b + "}");
-    }
+  const auto leaked = forgets();
+  const auto close = [&](const std::vector<Step>& steps) {
+    std::vector<std::string> out = closed(steps);
+    if (const auto f = leaked.find(&steps); f != leaked.end())
+      out.insert(out.end(), f->second.begin(), f->second.end());
     return out;
   };
   std::string description = "recorded by the tandem runtime (TANDEM_RECORD)";
@@ -417,7 +585,7 @@ std::string ScenarioWriter::text() {
     }
     out += "\n  }";
   }
-  return out + "\n}\n";
+  return out + expect_section(!leaked.empty()) + sim_section() + "\n}\n";
 }
 
 void ScenarioWriter::write_file() {

@@ -23,8 +23,10 @@ Stream Stream::create(const Context& ctx) {
 
 Stream Stream::borrow(const Context& ctx, driver::StreamHandle handle) {
   if (!handle) throw Error(ErrorCode::invalid_handle, "borrowing a null stream handle");
-  return Stream(
-      detail::Ref<detail::StreamState>::adopt(detail::StreamState::create(*ctx.state(), handle, false)));
+  Stream s(detail::Ref<detail::StreamState>::adopt(detail::StreamState::create(*ctx.state(), handle, false)));
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_stream_borrowed(s);
+  return s;
 }
 
 std::uint64_t Stream::id() const noexcept { return s_->id; }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "platform_state.hpp"
+#include "record_hook.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/testing/sim.hpp"
 
@@ -34,6 +35,35 @@ View adopt_foreign(const Platform& p, Context& ctx, DType t, std::uint64_t len) 
   } catch (...) {
     if (ptr != 0) (void)b.mem_free(ch, ptr);
     throw;
+  }
+}
+
+void sim_control(const Platform& p, SimControl what, const Stream* s, std::uint64_t value) {
+  driver::SimBackend* sim = p.state()->sim;
+  if (sim == nullptr) return;
+  switch (what) {
+    case SimControl::stream_delay_us:
+      sim->set_stream_delay(s->native(), std::chrono::microseconds(value));
+      break;
+    case SimControl::completion_unknown:
+      sim->arm_completion_unknown(s->native());
+      break;
+    case SimControl::alloc_fail:
+      sim->fail_nth_alloc(value);
+      break;
+    case SimControl::alloc_error:
+      sim->fail_nth_alloc_with_driver_error(value);
+      break;
+    case SimControl::launch_fail:
+      sim->fail_nth_launch(value);
+      break;
+    case SimControl::copy_fail:
+      sim->fail_nth_copy(value);
+      break;
+  }
+  if (Recorder* r = detail::active_recorder()) [[unlikely]] {
+    const StreamRef ref(s != nullptr ? s->state() : nullptr);
+    r->on_sim_control(what, s != nullptr ? &ref : nullptr, value);
   }
 }
 

@@ -242,7 +242,9 @@ RunResult Engine::run() {
   }
   out.report = recorder.report(&retire_ns, clock.ns_per_tick());
   // Only now, with the report written, do forgotten handles go (they must
-  // not be destroyed while the run measures them).
+  // not be destroyed while the run measures them). A recording of the run
+  // leaves them leaked, as the run measured them.
+  const RecordingPause housekeeping;
   handles.release_forgotten();
   if (session.opened()) (void)session.platform().wait_for_retirement(std::chrono::seconds(60));
   session.borrowed().release_late();

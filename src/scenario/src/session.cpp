@@ -26,22 +26,24 @@ ojson runtime_json(const ContextOptions& co) {
 
 // Arms the faults that count calls from now (completion_unknown is armed
 // per step, arm_fault). Two faults of one kind: the later one wins.
-void arm_counted_faults(const std::vector<SimFault>& faults, driver::SimBackend* sim) {
+// Through the runtime (testing::sim_control), so that a recording of the
+// run carries them.
+void arm_counted_faults(const std::vector<SimFault>& faults, const Platform& p) {
   for (const SimFault& f : faults) {
     switch (f.kind) {
       case SimFault::Kind::completion_unknown:
         break;
       case SimFault::Kind::alloc_fail:
-        sim->fail_nth_alloc(f.nth);
+        testing::sim_control(p, SimControl::alloc_fail, nullptr, f.nth);
         break;
       case SimFault::Kind::alloc_error:
-        sim->fail_nth_alloc_with_driver_error(f.nth);
+        testing::sim_control(p, SimControl::alloc_error, nullptr, f.nth);
         break;
       case SimFault::Kind::launch_fail:
-        sim->fail_nth_launch(f.nth);
+        testing::sim_control(p, SimControl::launch_fail, nullptr, f.nth);
         break;
       case SimFault::Kind::copy_fail:
-        sim->fail_nth_copy(f.nth);
+        testing::sim_control(p, SimControl::copy_fail, nullptr, f.nth);
         break;
     }
   }
@@ -116,14 +118,14 @@ void Session::start_repetition(HandleTable& handles) {
     if (sim_) {
       auto d = sc_.sim.stream_delay_us.find(name);
       if (d != sc_.sim.stream_delay_us.end())
-        sim_->set_stream_delay(s.native(), std::chrono::microseconds(d->second));
+        testing::sim_control(*platform_, SimControl::stream_delay_us, &s, d->second);
     }
     streams_.push_back(s);
     handles.put_stream(program_.stream_slots[i], std::move(s));
   }
   default_stream_ = Stream::create(*ctx_);
   for (auto& [d, c] : ctxs_) check_streams_.insert_or_assign(d, Stream::create(c));
-  if (sim_) arm_counted_faults(sc_.sim.faults, sim_);
+  if (sim_) arm_counted_faults(sc_.sim.faults, *platform_);
 }
 
 void Session::end_repetition() {
@@ -135,10 +137,9 @@ void Session::end_repetition() {
   streams_.clear();
   check_streams_.clear();
   if (sim_) {
-    sim_->fail_nth_alloc(0);
-    sim_->fail_nth_alloc_with_driver_error(0);
-    sim_->fail_nth_launch(0);
-    sim_->fail_nth_copy(0);
+    for (const SimControl c :
+         {SimControl::alloc_fail, SimControl::alloc_error, SimControl::launch_fail, SimControl::copy_fail})
+      testing::sim_control(*platform_, c, nullptr, 0);
   }
 }
 
@@ -176,7 +177,7 @@ Stream Session::borrow_stream(HandleTable& handles, const CompiledStep& st) {
   if (sim_) {
     auto d = sc_.sim.stream_delay_us.find(step.id);
     if (d != sc_.sim.stream_delay_us.end())
-      sim_->set_stream_delay(s.native(), std::chrono::microseconds(d->second));
+      testing::sim_control(*platform_, SimControl::stream_delay_us, &s, d->second);
   }
   return s;
 }
@@ -267,7 +268,7 @@ void Session::arm_fault(const CompiledStep& st, const Stream& s) {
   // fault, armed for the next event recorded on the stream, stays with
   // exactly this submission although the context shares events.
   s.isolate_next_submission();
-  sim_->arm_completion_unknown(s.native());
+  testing::sim_control(*platform_, SimControl::completion_unknown, &s, 0);
 }
 
 void Session::mark_vram(std::uint32_t device, std::uint64_t free_bytes) {

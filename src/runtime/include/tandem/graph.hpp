@@ -31,7 +31,8 @@ namespace tandem {
 
 namespace detail {
 struct GraphState;
-}
+struct GraphHandles;
+}  // namespace detail
 
 class Graph {
  public:
@@ -56,14 +57,20 @@ class Graph {
   // Distinct allocations the graph holds a reference on.
   [[nodiscard]] std::size_t allocation_count() const noexcept;
 
-  explicit Graph(std::shared_ptr<detail::GraphState> s) noexcept : s_(std::move(s)) {}
+  explicit Graph(std::shared_ptr<detail::GraphState> s);
 
  private:
   static void begin_capture(StreamRef stream);
   static Graph end_capture(StreamRef stream);
   static void abandon_capture(StreamRef stream) noexcept;
 
-  std::shared_ptr<detail::GraphState> s_;
+  [[nodiscard]] detail::GraphState* state() const noexcept;
+  LaunchFuture replay_unrecorded(StreamRef stream) const;
+
+  // What the handles share; replays hold the GraphState itself, so that
+  // the last handle's drop is seen (a recording writes it) while a replay
+  // is still in flight.
+  std::shared_ptr<detail::GraphHandles> h_;
 };
 
 }  // namespace tandem

@@ -14,9 +14,12 @@
 #include <cstdint>
 #include <span>
 
+#include "tandem/context.hpp"
 #include "tandem/driver/kernel_symbol.hpp"
 #include "tandem/errors.hpp"
+#include "tandem/graph.hpp"
 #include "tandem/launch.hpp"
+#include "tandem/stats.hpp"
 #include "tandem/stream.hpp"
 #include "tandem/view.hpp"
 #include "tandem/view_key.hpp"
@@ -49,6 +52,17 @@ struct DeriveArgs {
   DType dtype = DType::u8;                   // reinterpret: the new type
 };
 
+// A control of the simulated device (tandem/testing/sim.hpp) that the
+// recording carries in its "sim" section.
+enum class SimControl : std::uint8_t {
+  stream_delay_us,     // value: the delay; `stream` is set
+  completion_unknown,  // armed for the next submission on `stream`
+  alloc_fail,          // value: n (the nth call from now fails; 0 disarms)
+  alloc_error,
+  launch_fail,
+  copy_fail
+};
+
 class Recorder {
  public:
   virtual ~Recorder() = default;
@@ -75,6 +89,45 @@ class Recorder {
   virtual void on_wait_submission(std::uint64_t submission) = 0;
   virtual void on_wait_stream(StreamRef stream) = 0;
   virtual void on_wait_retirement() = 0;
+
+  // The hooks below have empty defaults: a Recorder written before them
+  // still builds.
+  // Context::borrow and Stream::borrow: driver objects made outside the runtime.
+  virtual void on_context_borrowed(const Context& /*ctx*/) {}
+  virtual void on_stream_borrowed(const Stream& /*stream*/) {}
+  // Graph capture on `stream`: every hooked call the capturing thread makes
+  // until it ends belongs to the graph. Abandoned: the graph was never made.
+  virtual void on_capture_begun(StreamRef /*stream*/) {}
+  virtual void on_capture_ended(StreamRef /*stream*/, const Graph& /*graph*/) {}
+  virtual void on_capture_abandoned(StreamRef /*stream*/) {}
+  virtual void on_graph_replayed(const Graph& /*graph*/, StreamRef /*stream*/, std::uint64_t /*submission*/) {
+  }
+  virtual void on_graph_replay_failed(const Graph& /*graph*/, StreamRef /*stream*/, ErrorCode /*code*/) {}
+  // The last Graph handle of graph `id` went away (replays in flight may
+  // still hold the graph itself).
+  virtual void on_graph_dropped(std::uint64_t /*id*/) {}
+  // An allocation that threw Error(code): nothing was made.
+  virtual void on_allocate_failed(StreamRef /*stream*/, DType /*dtype*/, std::uint64_t /*len*/,
+                                  ErrorCode /*code*/) {}
+  // A transfer that threw Error(code): nothing was submitted (kinds as on_transfer: 'u' or 'd').
+  virtual void on_transfer_failed(StreamRef /*stream*/, const View& /*view*/, char /*kind*/,
+                                  std::span<const std::byte> /*bytes*/, ErrorCode /*code*/) {}
+  virtual void on_copy_failed(StreamRef /*stream*/, const View& /*src*/, const View& /*dst*/,
+                              ErrorCode /*code*/) {}
+  // Context::stats(): what the process saw of the context's counters.
+  virtual void on_stats(const Context& /*ctx*/, const RuntimeStats& /*stats*/) {}
+  virtual void on_sim_control(SimControl /*what*/, const StreamRef* /*stream*/, std::uint64_t /*value*/) {}
+};
+
+// While one lives, the calling thread's runtime calls are not recorded: a
+// tool's own housekeeping that a user program would not do (the scenario
+// engine releasing, after its report, the handles it leaked on purpose).
+class RecordingPause {
+ public:
+  RecordingPause() noexcept;
+  ~RecordingPause();
+  RecordingPause(const RecordingPause&) = delete;
+  RecordingPause& operator=(const RecordingPause&) = delete;
 };
 
 // Installs `r` (null: none) for the whole process; returns the previous one.

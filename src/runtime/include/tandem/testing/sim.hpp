@@ -8,12 +8,15 @@
 // (sim_backend.hpp). scripts/check-layers enforces that.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 #include "tandem/context.hpp"
 #include "tandem/device.hpp"
 #include "tandem/driver/sim_backend.hpp"
 #include "tandem/dtype.hpp"
+#include "tandem/recorder.hpp"
+#include "tandem/stream.hpp"
 #include "tandem/view.hpp"
 
 namespace tandem::testing {
@@ -27,5 +30,14 @@ namespace tandem::testing {
 // len 0 adopts a null pointer. Throws tandem::Error(out_of_memory when the driver says so, else driver)
 // with the message "foreign allocation of <bytes> bytes outside the runtime failed: <driver's description>".
 [[nodiscard]] View adopt_foreign(const Platform& p, Context& ctx, DType t, std::uint64_t len);
+
+// The sim's controls as the scenario engine uses them, reached through the
+// runtime so that a recording (TANDEM_RECORD) writes them in its "sim"
+// section. Each does nothing when `p` does not run the sim.
+//   stream_delay_us: every operation later enqueued on `s` takes at least `value` µs;
+//   completion_unknown: the next event recorded on `s` reports completion unknown;
+//   alloc_fail, alloc_error, launch_fail, copy_fail: the value-th call of that
+//   kind from now fails (SimBackend::fail_nth_*); 0 disarms. `s` is unused.
+void sim_control(const Platform& p, SimControl what, const Stream* s, std::uint64_t value);
 
 }  // namespace tandem::testing

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// recorded_values.cpp — see recorded_values.hpp.
+#include "recorded_values.hpp"
+
+#include <charconv>
+#include <cstring>
+
+#include "tandem/base/half.hpp"
+
+namespace tandem::detail::recorded {
+
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string number(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+namespace {
+
+template <class T>
+T load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// One element of `t` at `p` as a number; nullopt for a type a scenario
+// cannot write back.
+std::optional<double> element(DType t, const std::byte* p) {
+  switch (t) {
+    case DType::f32:
+      return load<float>(p);
+    case DType::f64:
+      return load<double>(p);
+    case DType::f16:
+      return static_cast<double>(to_float(load<half>(p)));
+    case DType::bf16:
+      return static_cast<double>(to_float(load<bfloat16>(p)));
+    case DType::i8:
+      return load<std::int8_t>(p);
+    case DType::i32:
+      return load<std::int32_t>(p);
+    case DType::i64:
+      return static_cast<double>(load<std::int64_t>(p));
+    case DType::u8:
+    case DType::boolean:
+      return load<std::uint8_t>(p);
+    case DType::u32:
+      return load<std::uint32_t>(p);
+    case DType::u64:
+      return static_cast<double>(load<std::uint64_t>(p));
+    default:
+      return std::nullopt;
+  }
+}
+
+// {"iota": ...} for whole numbers start + i * step that every dtype holds
+// exactly (below 2^24), else nullopt.
+std::optional<std::string> iota_form(DType t, std::span<const std::byte> bytes, std::size_t n) {
+  if (n < 3) return std::nullopt;
+  const std::size_t size = dtype_size(t);
+  const auto first = element(t, bytes.data()), second = element(t, bytes.data() + size);
+  if (!first || !second) return std::nullopt;
+  const double start = *first, step = *second - *first;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto v = element(t, bytes.data() + i * size);
+    const double want = start + static_cast<double>(i) * step;
+    if (!v || *v != want || want != static_cast<double>(static_cast<std::int64_t>(want)) || want >= 0x1p24 ||
+        want <= -0x1p24) {
+      return std::nullopt;
+    }
+  }
+  return "{\"iota\": {\"start\": " + number(start) + ", \"step\": " + number(step) + "}}";
+}
+
+}  // namespace
+
+// An upload's data as a `from` form: {"fill": v} when every element is the
+// same, else the list of values.
+std::optional<std::string> values_form(DType t, std::span<const std::byte> bytes) {
+  const std::size_t size = dtype_size(t);
+  const std::size_t n = bytes.size() / size;
+  bool same = true;
+  for (std::size_t i = 1; i < n && same; ++i) same = std::memcmp(&bytes[0], &bytes[i * size], size) == 0;
+  if (n > 0 && same) {
+    const auto v = element(t, bytes.data());
+    if (!v) return std::nullopt;
+    return "{\"fill\": " + number(*v) + "}";
+  }
+  if (auto iota = iota_form(t, bytes, n)) return iota;
+  std::string out = "[";
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto v = element(t, bytes.data() + i * size);
+    if (!v) return std::nullopt;
+    out += (i ? ", " : "") + number(*v);
+  }
+  return out + "]";
+}
+
+std::string int_list(std::span<const std::int64_t> xs) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < xs.size(); ++i) out += (i ? ", " : "") + std::to_string(xs[i]);
+  return out + "]";
+}
+
+std::string dims(const driver::Dim3& d) {
+  std::string out = "[" + std::to_string(d.x);
+  if (d.y != 1 || d.z != 1) out += ", " + std::to_string(d.y);
+  if (d.z != 1) out += ", " + std::to_string(d.z);
+  return out + "]";
+}
+
+double scalar_at(DType t, const void* p) {
+  const auto v = element(t, static_cast<const std::byte*>(p));
+  return v ? *v : 0.0;
+}
+
+
+}  // namespace tandem::detail::recorded
