@@ -6,13 +6,13 @@
 // body); and the scenario engine replays the file with the same
 // submissions and no error.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include "tandem/context.hpp"
 #include "tandem/device.hpp"
@@ -38,9 +38,8 @@ void twice_host(void* const* params, const driver::LaunchDims& /*dims*/) {
   const auto* y = static_cast<const BufferParam<float>*>(params[1]);
   for (std::uint64_t i = 0; i < y->len && i < x->len; ++i) y->data[i] = 2 * x->data[i];
 }
-constexpr driver::ParamSlot kTwiceSlots[] = {
-    {driver::ParamKind::pointer_led, sizeof(BufferParam<float>)},
-    {driver::ParamKind::pointer_led, sizeof(BufferParam<float>)}};
+constexpr driver::ParamSlot kTwiceSlots[] = {{driver::ParamKind::pointer_led, sizeof(BufferParam<float>)},
+                                             {driver::ParamKind::pointer_led, sizeof(BufferParam<float>)}};
 const driver::ModuleImage kNoImage{nullptr, 0, "record_replay_test.cpp"};
 const driver::KernelSymbol kTwice{"test_twice_f32", &kNoImage, &twice_host, kTwiceSlots, 2};
 

@@ -87,10 +87,10 @@ void join_context_recording(const std::string& path) {
   if (r.writer == nullptr) {
     start(r, path, false);
   } else if (key_of(path) != r.key) {
-    throw Error(ErrorCode::unsupported,
-                "ContextOptions::record_to asks to record into '" + path + "' while this process records into '" +
-                    r.path + "' (" + (r.from_env ? "TANDEM_RECORD" : "another context's record_to") +
-                    "): a process records into one file at a time");
+    throw Error(ErrorCode::unsupported, "ContextOptions::record_to asks to record into '" + path +
+                                            "' while this process records into '" + r.path + "' (" +
+                                            (r.from_env ? "TANDEM_RECORD" : "another context's record_to") +
+                                            "): a process records into one file at a time");
   }
   ++r.contexts;
 }
