@@ -61,7 +61,8 @@ void negate_host(void* const* params, const tandem::driver::LaunchDims& /*dims*/
 constexpr tandem::driver::ParamSlot kNegateSlots[] = {
     {tandem::driver::ParamKind::pointer_led, sizeof(tandem::BufferParam<float>)}};
 const tandem::driver::ModuleImage kNoDeviceCode{nullptr, 0, "examples/recording/main.cpp"};
-const tandem::driver::KernelSymbol kNegate{"example_negate_f32", &kNoDeviceCode, &negate_host, kNegateSlots, 1};
+const tandem::driver::KernelSymbol kNegate{"example_negate_f32", &kNoDeviceCode, &negate_host, kNegateSlots,
+                                           1};
 
 const k::KernelEntry& kernel(k::Model model, const char* name, tandem::DType t, int rank) {
   const k::KernelEntry* e = k::find(model, name, t, nullptr, rank);
@@ -92,7 +93,8 @@ void main_work(const tandem::Context& ctx, bool sim, Tally& t) {
   const std::int64_t shape[] = {kRows, kCols};
   tandem::View tensor = std::move(buf).to_tensor(shape);  // the same memory, no copy
   const k::Arg scale[] = {k::Arg::of(tensor), k::Arg::value(kScale)};
-  const tandem::LaunchFuture scaled = k::launch(s, kernel(k::Model::tile, "scale", tandem::DType::f32, 2), scale);
+  const tandem::LaunchFuture scaled =
+      k::launch(s, kernel(k::Model::tile, "scale", tandem::DType::f32, 2), scale);
   if (!scaled.wait(kPatience)) throw std::runtime_error("the Tile kernel did not finish in 60 s");
   tandem::View back = std::move(tensor).into_buffer();
   ++t.read_backs;
