@@ -97,6 +97,15 @@ OWN = {
         "tile": {"oneOf": [uint(1, MAX_LEN), {"type": "array", "minItems": 1, "maxItems": 2,
                                                "items": uint(1, MAX_LEN)}]},
     },
+    "declared_launch": {
+        "accesses": {"type": "array", "items": {
+            "type": "object", "properties": {"view": {"$ref": "#/$defs/name"},
+                                             "access": {"enum": ["read", "write", "read_write", "atomic"]}},
+            "required": ["view", "access"], "additionalProperties": False}},
+        "kernel": {"type": "string", "maxLength": MAX_TEXT},
+        "grid": DIM3,
+        "block": DIM3,
+    },
     "wait": {"all": {"const": True}},
     "check": {
         "what": {"enum": list(CHECK_FORMS)},

@@ -71,6 +71,12 @@ __device__ __forceinline__ void add(BufferParam<const T> a, BufferParam<const T>
 
 }  // namespace
 
+// The kernel with no body (tandem/kernels/declared.hpp): a recorded launch
+// of a kernel outside the catalog is replayed as this, with the original's
+// declared accesses, so that only its leases are replayed. No parameters:
+// the accesses are the launch's, not the kernel's.
+extern "C" __global__ void tandem_declared_access() {}
+
 #define TANDEM_SIMT_DEFINE_fill(DT) \
   TANDEM_SIMT_KERNEL(fill, DT)(TANDEM_SIMT_BUF(DT) out, TANDEM_SIMT_S(DT) value) { fill(out, value); }
 #define TANDEM_SIMT_DEFINE_iota(DT)                                                                        \

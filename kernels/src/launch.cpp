@@ -9,6 +9,7 @@
 #include "launch_memo.hpp"
 #include "tandem/base/planted_slowdown.hpp"
 #include "tandem/errors.hpp"
+#include "tandem/kernels/declared.hpp"
 
 namespace tandem::kernels {
 
@@ -51,6 +52,7 @@ ArgShape shape_of(const View& v) noexcept {
 
 void load_catalog(const Context& ctx) {
   for (const KernelEntry& e : catalog()) ctx.load_kernel(*e.symbol);
+  ctx.load_kernel(declared_access_kernel());  // declared_launch steps (declared.hpp)
 }
 
 namespace {

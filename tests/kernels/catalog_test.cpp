@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "kernel_test_util.hpp"
+#include "tandem/kernel_name.hpp"
+#include "tandem/kernels/declared.hpp"
 #include "tandem/tile/config.hpp"
 
 namespace tandem::kernels::test {
@@ -525,6 +527,22 @@ TEST(Modules, EveryEntryPointIsInItsEmbeddedModule) {
 #endif
   for (const driver::ModuleImage* m : modules())
     EXPECT_NE(std::string_view(m->name).find(".cu"), std::string_view::npos);
+}
+
+// The kernel with no body (declared.hpp) is device code like the catalog's
+// (a declared_launch runs on CUDA too) but no catalog entry: `tandem
+// kernels` does not list it, and a recording writes its launches as
+// declared_launch steps, never as catalog launches.
+TEST(Modules, TheKernelWithNoBodyIsInItsModuleAndNotInTheCatalog) {
+  const driver::KernelSymbol& k = declared_access_kernel();
+  EXPECT_EQ(k.param_count, 0U);
+  ASSERT_NE(k.host, nullptr);
+  for (const KernelEntry& e : catalog()) EXPECT_NE(e.symbol, &k) << e.entry_point();
+  EXPECT_EQ(tandem::kernel_name(&k), nullptr);  // after catalog(): its names are registered
+#if defined(TANDEM_KERNELS_EXPECT_DEVICE_CODE)
+  EXPECT_TRUE(contains(*k.module, ".text." + std::string(k.name) + '\0'))
+      << k.name << " not in " << k.module->name;
+#endif
 }
 
 }  // namespace

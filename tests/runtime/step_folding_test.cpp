@@ -51,9 +51,7 @@ TEST(StepFolding, ThreeOrMoreRepeatsOfABlockBecomeOneLoop) {
   EXPECT_EQ(folded[1], step('c'));
 }
 
-TEST(StepFolding, TwoRepeatsAreLeftAsTheyAre) {
-  EXPECT_EQ(fold_repeats(steps("aabab")), steps("aabab"));
-}
+TEST(StepFolding, TwoRepeatsAreLeftAsTheyAre) { EXPECT_EQ(fold_repeats(steps("aabab")), steps("aabab")); }
 
 TEST(StepFolding, TheShortestBlockWinsAmongThoseCoveringTheSameSteps) {
   const std::vector<std::string> folded = fold_repeats(steps("aaaaaa"));

@@ -277,6 +277,15 @@ doc("borrow_stream_context_empty", step({"op": "borrow_stream", "id": "lib", "co
 doc("borrow_context_stream_field", step({"op": "borrow_context", "id": "c", "stream": "s0"}), "steps[0].stream", "unknown field 'stream' for op 'borrow_context'")
 doc("borrowed_stream_delay_negative", lambda d: (d["steps"].append({"op": "borrow_stream", "id": "lib"}),
     d["sim"]["stream_delay_us"].update({"lib": -1})), "sim.stream_delay_us.lib", "integer")
+# --- declared_launch (extension): a recorded launch of a kernel outside the catalog, replayed as its leases
+def declared(accesses):
+    return step({"op": "declared_launch", "stream": "s0", "accesses": accesses})
+doc("declared_launch_access_typo", declared([{"view": "x", "access": "wirte"}]), "steps[0].accesses[0].access", "did you mean 'write'")
+doc("declared_launch_access_missing", declared([{"view": "x"}]), "steps[0].accesses[0].access", "missing required field 'access' of an access")
+doc("declared_launch_view_empty", declared([{"view": "", "access": "read"}]), "steps[0].accesses[0].view", "non-empty name")
+doc("declared_launch_access_unknown_key", declared([{"view": "x", "access": "read", "mode": "r"}]), "steps[0].accesses[0].mode", "unknown access field 'mode'")
+doc("declared_launch_accesses_object", declared({"x": "read"}), "steps[0].accesses", "an array of")
+doc("declared_launch_access_not_object", declared(["x"]), "steps[0].accesses[0]", "an object {")
 
 
 # =============================================================================
@@ -322,6 +331,7 @@ MINIMAL_OWN = {
     "wait": {"all": True},
     "vram": {"mark": True},
     "peer_access": {"devices": [0, 1]},
+    "declared_launch": {"accesses": [{"view": "x", "access": "write"}]},
 }
 UNKNOWN_FIELD = "zzz_unknown"
 

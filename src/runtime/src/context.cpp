@@ -9,6 +9,7 @@
 #include "context_state.hpp"
 #include "deadline.hpp"
 #include "record_hook.hpp"
+#include "recording.hpp"
 #include "retirement.hpp"
 #include "tuning.hpp"
 
@@ -34,9 +35,18 @@ MultiStreamRelease resolve_multi_stream_release(const ContextOptions& options) {
 Context make(const Device& device, driver::ContextHandle borrowed, std::shared_ptr<void> keep_alive,
              const ContextOptions& options) {
   const MultiStreamRelease release = resolve_multi_stream_release(options);
-  Context c(detail::Ref<detail::ContextState>::adopt(
-      detail::ContextState::create(*device.platform().state(), device.ordinal(), borrowed,
-                                   std::move(keep_alive), options.conflict_policy)));
+  const bool records = !options.record_to.empty();
+  if (records) detail::join_context_recording(options.record_to);  // may throw: nothing made yet
+  detail::ContextState* state = nullptr;
+  try {
+    state = detail::ContextState::create(*device.platform().state(), device.ordinal(), borrowed,
+                                         std::move(keep_alive), options.conflict_policy);
+  } catch (...) {
+    if (records) detail::leave_context_recording();
+    throw;
+  }
+  state->records = records;  // its destruction leaves the recording
+  Context c(detail::Ref<detail::ContextState>::adopt(state));
   // Before the context is shared: no submission can exist yet.
   if (options.measure_retirement_latency) c.state()->retire_latency = std::make_unique<LatencyHistogram>();
   c.state()->share_events = options.share_completion_events;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ids.hpp"
+#include "recording.hpp"
 #include "retire_profile.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
@@ -73,6 +74,7 @@ ContextState* ContextState::create(PlatformState& platform, int ordinal, driver:
 
 ContextState::~ContextState() {
   delete[] functions_;  // cached handles only: the driver frees functions with their modules
+  if (records) leave_context_recording();  // the last one writes the file
   if (Retirement::process_is_exiting()) {  // the driver may be gone already
     keep_alive.reset();
     platform->release();

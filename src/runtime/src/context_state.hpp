@@ -137,6 +137,9 @@ struct ContextState {
   // Set once before the context is shared (Context::create); see
   // ContextOptions::measure_retirement_latency.
   std::unique_ptr<LatencyHistogram> retire_latency;
+  // Created with ContextOptions::record_to: the destructor leaves the
+  // recording (recording.hpp). Set once, like retire_latency.
+  bool records = false;
   PlatformState* const platform;  // strong reference
   const std::uint64_t id;
   const int ordinal;

@@ -117,5 +117,4 @@ double scalar_at(DType t, const void* p) {
   return v ? *v : 0.0;
 }
 
-
 }  // namespace tandem::detail::recorded

@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// recorder.cpp — the process-wide Recorder, the catalog-name registry, and
-// TANDEM_RECORD: set in the environment, it records the process into that
-// file (scenario_writer.hpp), written at exit.
+// recorder.cpp — the process-wide Recorder and the catalog-name registry
+// (TANDEM_RECORD and ContextOptions::record_to: recording.cpp).
 #include "tandem/recorder.hpp"
 
-#include <cstdlib>
 #include <map>
 #include <mutex>
 
 #include "record_hook.hpp"
-#include "scenario_writer.hpp"
 #include "tandem/kernel_name.hpp"
 
 namespace tandem {
@@ -52,24 +49,6 @@ NameRegistry& registry() {
   static NameRegistry* r = new NameRegistry;  // never destroyed: hooks may run during exit
   return *r;
 }
-
-// The recording TANDEM_RECORD asks for: made before main, written at exit.
-// Never destroyed (a hook may still be running on another thread).
-detail::ScenarioWriter* g_env_writer = nullptr;
-
-void write_env_recording() {
-  install_recorder(nullptr);
-  if (g_env_writer != nullptr) g_env_writer->write_file();
-}
-
-const bool g_env_recording = [] {
-  const char* path = std::getenv("TANDEM_RECORD");
-  if (path == nullptr || *path == '\0') return false;
-  g_env_writer = new detail::ScenarioWriter(path);
-  install_recorder(g_env_writer);
-  std::atexit(write_env_recording);
-  return true;
-}();
 
 }  // namespace
 

@@ -22,6 +22,25 @@ using recorded::quoted;
 using recorded::scalar_at;
 using recorded::values_form;
 
+namespace {
+
+// A declared access as declared_launch spells it.
+const char* declared_access_name(Access a) {
+  switch (a) {
+    case Access::read:
+      return "read";
+    case Access::write:
+      return "write";
+    case Access::read_write:
+      return "read_write";
+    case Access::atomic:
+      return "atomic";
+  }
+  return "read_write";
+}
+
+}  // namespace
+
 std::vector<ScenarioWriter::Step>* ScenarioWriter::outer_list() {
   const std::thread::id me = std::this_thread::get_id();
   if (!main_) main_ = me;
@@ -220,11 +239,8 @@ std::optional<std::string> ScenarioWriter::launch_body(StreamRef stream, const d
                                                        const driver::LaunchDims& d, void** params,
                                                        std::span<const ViewAccess> accesses) {
   const KernelName* k = kernel_name(&symbol);
-  if (k == nullptr) {  // no catalog name: replay could not run it (docs/runtime.md "Recording")
-    ++unrecorded_launches_;
-    unrecorded_kernels_.insert(symbol.name);
-    return std::nullopt;
-  }
+  // No catalog name: replay cannot run the kernel, only its leases (docs/runtime.md "Recording").
+  if (k == nullptr) return declared_body(stream, symbol, d, accesses);
   std::string args, scalars;
   std::size_t view = 0;
   for (std::size_t i = 0; i < k->params.size(); ++i) {
@@ -255,10 +271,41 @@ std::optional<std::string> ScenarioWriter::launch_body(StreamRef stream, const d
   return b;
 }
 
+std::optional<std::string> ScenarioWriter::declared_body(StreamRef stream, const driver::KernelSymbol& symbol,
+                                                         const driver::LaunchDims& d,
+                                                         std::span<const ViewAccess> accesses) {
+  std::string list;
+  for (const ViewAccess& va : accesses) {
+    const auto name = name_of(ViewKey::of(*va.view));
+    if (!name) {  // a view made outside the recording: not even the leases can be replayed
+      ++unrecorded_launches_;
+      unrecorded_kernels_.insert(symbol.name);
+      return std::nullopt;
+    }
+    list += std::string(list.empty() ? "" : ", ") + "{\"view\": " + quoted(*name) +
+            ", \"access\": " + quoted(declared_access_name(va.access)) + "}";
+  }
+  ++declared_launches_;
+  declared_kernels_.insert(symbol.name);
+  return "{\"op\": \"declared_launch\", \"kernel\": " + quoted(symbol.name) +
+         ", \"stream\": " + quoted(stream_name(stream.id())) + ", \"accesses\": [" + list +
+         "], \"grid\": " + dims(d.grid) + ", \"block\": " + dims(d.block);
+}
+
+void ScenarioWriter::note_contents(std::span<const ViewAccess> accesses, bool no_body) {
+  bool from_unknown = no_body;
+  for (const ViewAccess& va : accesses)
+    if (reads(va.access) && unknown_contents_.contains(va.view->allocation_id())) from_unknown = true;
+  if (!from_unknown) return;
+  for (const ViewAccess& va : accesses)
+    if (writes(va.access) || va.view->is_atomic()) unknown_contents_.insert(va.view->allocation_id());
+}
+
 void ScenarioWriter::on_launch(StreamRef stream, const driver::KernelSymbol& symbol,
                                const driver::LaunchDims& d, void** params,
                                std::span<const ViewAccess> accesses, std::uint64_t submission) {
   const std::lock_guard lock(mu_);
+  note_contents(accesses, kernel_name(&symbol) == nullptr);
   if (auto b = launch_body(stream, symbol, d, params, accesses)) {
     add(std::move(*b), submission);
     take_fault(stream.id(), submission);
@@ -291,6 +338,18 @@ void ScenarioWriter::on_transfer(StreamRef stream, const View& view, char kind,
   const auto name = name_of(key);
   if (!name) return;
   if (kind == 'c') {  // a read-back: what it read, checked again on replay
+    if (unknown_contents_.contains(view.allocation_id())) {
+      // Contents replay cannot reproduce (note_contents): the same read,
+      // waited for as read_back waits, without the check.
+      ++unchecked_reads_;
+      if (!view.is_contiguous()) return;  // a download could not read it
+      const std::string head =
+          "\"buf\": " + quoted(*name) + ", \"stream\": " + quoted(stream_name(stream.id()));
+      const std::string id = "r" + std::to_string(next_name_++);
+      add("{\"op\": \"download\", " + head + ", \"id\": " + quoted(id));
+      add("{\"op\": \"wait\", \"id\": " + quoted(id));
+      return;
+    }
     if (const auto values = values_form(view.dtype(), bytes)) {
       add("{\"op\": \"check\", \"what\": \"contents\", \"of\": " + quoted(*name) +
           ", \"equals\": " + *values);
@@ -334,6 +393,7 @@ void ScenarioWriter::on_copy(StreamRef stream, const View& src, const View& dst,
   const ViewKey ks = ViewKey::of(src), kd = ViewKey::of(dst);
   const std::lock_guard lock(mu_);
   const auto s = name_of(ks), d = name_of(kd);
+  if (unknown_contents_.contains(src.allocation_id())) unknown_contents_.insert(dst.allocation_id());
   if (!s || !d) return;
   add(copy_body(stream, *s, *d), submission);
   take_fault(stream.id(), submission);
@@ -559,12 +619,23 @@ std::string ScenarioWriter::text() {
       out.insert(out.end(), f->second.begin(), f->second.end());
     return out;
   };
-  std::string description = "recorded by the tandem runtime (TANDEM_RECORD)";
+  std::string description = "recorded by the tandem runtime (TANDEM_RECORD or ContextOptions::record_to)";
   if (unrecorded_launches_ != 0) {
     description +=
         "; " + std::to_string(unrecorded_launches_) +
         " launch(es) not recorded (kernels outside the catalog or on views made outside the recording):";
     for (const std::string& k : unrecorded_kernels_) description += " " + k;
+  }
+  if (declared_launches_ != 0) {
+    description += "; " + std::to_string(declared_launches_) +
+                   " launch(es) of kernels outside the catalog replayed as their declared leases with no "
+                   "body (declared_launch):";
+    for (const std::string& k : declared_kernels_) description += " " + k;
+  }
+  if (unchecked_reads_ != 0) {
+    description += "; " + std::to_string(unchecked_reads_) +
+                   " read-back(s) replayed as a download with no contents check (contents that such a kernel "
+                   "wrote, or that were made from them)";
   }
   std::string out =
       "{\n  \"format\": \"tandem.scenario/1\",\n  \"name\": \"recorded\",\n  \"description\": " +
@@ -592,7 +663,7 @@ void ScenarioWriter::write_file() {
   const std::string t = text();
   std::ofstream f(path_);
   f << t;
-  if (!f) std::cerr << "tandem: TANDEM_RECORD: cannot write the recording to " << path_ << "\n";
+  if (!f) std::cerr << "tandem: recording: cannot write the recording to " << path_ << "\n";
 }
 
 }  // namespace tandem::detail

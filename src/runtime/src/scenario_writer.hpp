@@ -98,6 +98,15 @@ class ScenarioWriter final : public Recorder {
   std::optional<std::string> transfer_body(StreamRef stream, const std::string& name, DType t, char kind,
                                            std::span<const std::byte> bytes);
   std::string copy_body(StreamRef stream, const std::string& src, const std::string& dst);
+  // A launch of a kernel without a catalog name as a declared_launch step:
+  // its views and modes, replayed as leases with no body.
+  std::optional<std::string> declared_body(StreamRef stream, const driver::KernelSymbol& symbol,
+                                           const driver::LaunchDims& dims,
+                                           std::span<const ViewAccess> accesses);
+  // Allocations a launch wrote whose contents replay cannot reproduce: the
+  // writes of a kernel replayed with no body, and of any launch that read
+  // such contents.
+  void note_contents(std::span<const ViewAccess> accesses, bool no_body);
   std::string derive_body(ViewOrigin origin, const std::string& id, const std::string& of,
                           const DeriveArgs& args, const View* made, const StreamRef* stream);
 
@@ -118,6 +127,10 @@ class ScenarioWriter final : public Recorder {
   std::string split_of_;
   std::uint64_t unrecorded_launches_ = 0;
   std::set<std::string> unrecorded_kernels_;
+  std::uint64_t declared_launches_ = 0;  // written as declared_launch
+  std::set<std::string> declared_kernels_;
+  std::set<std::uint64_t> unknown_contents_;  // allocation ids (note_contents)
+  std::uint64_t unchecked_reads_ = 0;         // read-backs of them, not written as checks
   std::optional<ConflictPolicy> policy_;
   std::map<std::string, std::vector<Step>*> made_in_;  // a handle's name → the list that made it
   // Names a list freed itself, by list and prefix, for it to reuse.

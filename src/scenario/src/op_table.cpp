@@ -54,6 +54,14 @@ constexpr std::array launch_fields{
     FieldSpec{"grid", K::own, false, "simt: 1 to 3 extents", "the catalog's rule"},
     FieldSpec{"block", K::own, false, "simt: 1 to 3 extents", "the catalog's rule"},
     FieldSpec{"tile", K::own, false, "tile: 1 or 2 extents", "the catalog's default tile"}};
+constexpr std::array declared_launch_fields{
+    stream,
+    FieldSpec{"accesses", K::own, true,
+              "[{\"view\": handle, \"access\": \"read\", \"write\", \"read_write\" or \"atomic\"}, ...]"},
+    id_opt,
+    FieldSpec{"kernel", K::own, false, "the original kernel's entry point (information only)", "none"},
+    FieldSpec{"grid", K::own, false, "1 to 3 extents", "[1]"},
+    FieldSpec{"block", K::own, false, "1 to 3 extents", "[1]"}};
 constexpr std::array copy_fields{FieldSpec{"src", K::handle, true, "the view read"},
                                  FieldSpec{"dst", K::handle, true, "the view written"}, stream, id_opt};
 constexpr FieldSpec buf{"buf", K::handle, true, "the view"};
@@ -141,6 +149,10 @@ constexpr OpRow kRows[] = {
      "a driver stream made outside the runtime and borrowed; the run destroys it at the repetition's end"},
     {Op::borrow_context, "borrow_context", "interop", borrow_context_fields, nullptr, exec_borrow_context,
      "a driver context made outside the runtime and borrowed; the run destroys it at the repetition's end"},
+    {Op::declared_launch, "declared_launch", "launch", declared_launch_fields, read_declared_launch,
+     exec_declared_launch,
+     "launch a kernel with no body that declares the given accesses: the leases of a recorded launch of a "
+     "kernel outside the catalog, without its effect"},
 };
 
 constexpr bool rows_in_op_order() {

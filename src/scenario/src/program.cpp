@@ -63,6 +63,7 @@ class Compiler {
       if (f != p_.fault_ids.end()) c.fault = static_cast<int>(f - p_.fault_ids.begin());
     }
     if (s.op == Op::launch) c.launch = plan(s);
+    if (s.op == Op::declared_launch) c.declared = declared(s);
     if (s.op == Op::wait && s.stream) p_.waits_on_streams = true;
     if ((s.op == Op::drop || s.op == Op::forget) &&
         std::find(sc_.streams.begin(), sc_.streams.end(), s.id) != sc_.streams.end())
@@ -119,6 +120,14 @@ class Compiler {
       p->tile.dims[0] = s.tile[0];
       p->tile.dims[1] = s.tile.size() > 1 ? s.tile[1] : 0;
     }
+    return p;
+  }
+
+  std::unique_ptr<DeclaredPlan> declared(const Step& s) {
+    auto p = std::make_unique<DeclaredPlan>();
+    for (const auto& [view, access] : s.accesses) p->slots.push_back(slot(view));
+    if (s.grid) p->dims.grid = driver::Dim3{(*s.grid)[0], (*s.grid)[1], (*s.grid)[2]};
+    if (s.block) p->dims.block = driver::Dim3{(*s.block)[0], (*s.block)[1], (*s.block)[2]};
     return p;
   }
 

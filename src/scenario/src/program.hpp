@@ -49,6 +49,15 @@ struct LaunchPlan {
   const kernels::KernelEntry* resolved = nullptr;
 };
 
+// A declared_launch step: the slot of each view it declares, in order, and
+// the thread's scratch for the call.
+struct DeclaredPlan {
+  std::vector<Slot> slots;
+  driver::LaunchDims dims;
+  std::vector<std::shared_ptr<Handle>> held;
+  std::vector<ViewAccess> accesses;
+};
+
 struct CompiledStep {
   const Step* step = nullptr;
   const OpRow* row = nullptr;
@@ -62,6 +71,7 @@ struct CompiledStep {
   Slot context = kNoSlot;  // borrow_stream: the borrowed context's slot; kNoSlot = the scenario's
   int fault = -1;          // index of the completion_unknown fault aimed at this step's id
   std::unique_ptr<LaunchPlan> launch;
+  std::unique_ptr<DeclaredPlan> declared;
   std::vector<CompiledStep> body;            // capture, loop
   std::unique_ptr<std::atomic<bool>> noted;  // alloc with fraction_of_free: figures written once
 };

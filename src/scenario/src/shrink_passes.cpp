@@ -76,20 +76,26 @@ void prune_sim(ojson& doc) {
 }
 
 // Every handle reference `from` -> `to` in the steps: the handle fields of
-// a step (its args' values included), never an `id` (what a step makes).
+// a step (its args' values and its declared accesses' views included),
+// never an `id` (what a step makes).
 void rename_handle(ojson& doc, const std::string& from, const std::string& to) {
   static const char* const kHandleFields[] = {"of", "from", "src", "dst", "buf", "a", "b"};
+  const auto rename = [&](ojson& v) {
+    if (v.is_string() && v.get<std::string>() == from) v = to;
+  };
   for (const JsonPtr& p : step_pointers(doc)) {
     ojson& step = doc[p];
     for (const char* f : kHandleFields) {
       const auto it = step.find(f);
-      if (it != step.end() && it->is_string() && it->get<std::string>() == from) *it = to;
+      if (it != step.end()) rename(*it);
     }
     const auto args = step.find("args");
-    if (args == step.end() || !args->is_object()) continue;
-    for (auto& [param, v] : args->items()) {
-      if (v.is_string() && v.get<std::string>() == from) v = to;
-    }
+    if (args != step.end() && args->is_object())
+      for (auto& [param, v] : args->items()) rename(v);
+    const auto accesses = step.find("accesses");
+    if (accesses != step.end() && accesses->is_array())
+      for (ojson& a : *accesses)
+        if (a.is_object() && a.contains("view")) rename(a["view"]);
   }
 }
 

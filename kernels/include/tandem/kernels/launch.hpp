@@ -41,7 +41,8 @@ struct Arg {
 
 // Sync: loads every catalog kernel into `ctx` (Context::load_kernel), so
 // that no later first launch waits for work running on the device (CUDA
-// loads modules lazily, and a load waits for running kernels).
+// loads modules lazily, and a load waits for running kernels). The kernel
+// with no body (declared.hpp) too.
 void load_catalog(const Context& ctx);
 
 LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "tandem/base/conflict_policy.hpp"  // ConflictPolicy, conflict_policy_name, parse_conflict_policy
 #include "tandem/detail/ref.hpp"
@@ -74,13 +75,26 @@ struct ContextOptions {
   // host_proven. release_stream creates one internal stream in the context,
   // at its first allocation. TANDEM_HOST_PROVEN_RELEASE=1 overrides both.
   std::optional<MultiStreamRelease> multi_stream_release = std::nullopt;
+  // Non-empty: the process records its runtime calls into this file as a
+  // tandem.scenario/1 scenario, as TANDEM_RECORD=FILE does (docs/runtime.md
+  // "Recording"). Recording is process-wide: every context's calls from
+  // then on are recorded, not only this one's. One recording at a time:
+  // contexts (or TANDEM_RECORD) naming the same file share it; a context
+  // naming another file while one is being recorded makes Context::create
+  // throw Error(unsupported) naming both files. The file is written when the
+  // last context that asked for it is destroyed (after every handle, stream,
+  // allocation and submission of it is gone), or at process exit if one
+  // never is; under TANDEM_RECORD, at exit only. A context asking again
+  // after that starts a new recording of the same file.
+  std::string record_to = {};
 };
 
 class Context {
  public:
   // Sync. Throws Error(driver) if the driver refuses the context,
   // Error(unsupported) if options.multi_stream_release is unset and
-  // TANDEM_MULTI_STREAM_RELEASE holds no mode's name.
+  // TANDEM_MULTI_STREAM_RELEASE holds no mode's name, or if
+  // options.record_to names a file other than the one being recorded.
   static Context create(const Device& device, const ContextOptions& options = {});
   // Sync. `handle` must be a live context of `device`; it is never released.
   static Context borrow(const Device& device, driver::ContextHandle handle,

@@ -3,13 +3,16 @@
 // loader checks the kernel and its arguments by name; the compiled plan
 // (program.hpp) holds the parameter layout and packed scalars, so a launch
 // step only looks up its views' slots and resolves against their shapes
-// when those change.
+// when those change. A declared launch (a recorded launch of a kernel
+// outside the catalog) launches the kernel with no body with the accesses
+// the step lists: the leases without the effect.
 #include <algorithm>
 
 #include "../engine.hpp"
 #include "../json_reader.hpp"
 #include "ops.hpp"
 #include "tandem/errors.hpp"
+#include "tandem/kernels/declared.hpp"
 
 namespace tandem::scenario::detail {
 
@@ -189,7 +192,102 @@ void model_effect(Engine& e, const kernels::KernelEntry& entry, LaunchPlan& p, c
   }
 }
 
+// The `access` names of declared_launch, in AccessMode's order.
+const std::vector<std::string>& access_names() {
+  static const std::vector<std::string> names = {"read", "write", "read_write", "atomic"};
+  return names;
+}
+
+AccessMode access_of(const std::string& name) {
+  if (name == "write") return AccessMode::write;
+  if (name == "read_write") return AccessMode::read_write;
+  if (name == "atomic") return AccessMode::atomic;
+  return AccessMode::read;
+}
+
+void read_access(Reader& r, const json& a, const std::string& q, Step& s) {
+  if (!a.is_object()) {
+    r.expected(q, "an object {\"view\": handle, \"access\": mode}", a);
+    return;
+  }
+  static const std::vector<std::string> keys = {"view", "access"};
+  for (const auto& [k, v] : a.items()) {
+    if (std::find(keys.begin(), keys.end(), k) == keys.end())
+      r.error(q + "." + k,
+              "unknown access field '" + k + "'" + did_you_mean(k, keys) + "; expected view, access");
+  }
+  std::string view, mode;
+  bool ok = true;
+  for (const std::string& k : keys) {
+    const auto it = a.find(k);
+    if (it == a.end()) {
+      r.error(q + "." + k, "missing required field '" + k + "' of an access");
+      ok = false;
+    } else if (k == "view") {
+      ok = r.name_str(*it, q + ".view", view) && ok;
+    } else {
+      ok = r.enum_str(*it, q + ".access", access_names(), mode) && ok;
+    }
+  }
+  if (ok) s.accesses.emplace_back(view, access_of(mode));
+}
+
 }  // namespace
+
+void read_declared_launch(Reader& r, const json& j, const std::string& p, Step& s) {
+  if (!s.id.empty()) r.submission_ids.push_back(s.id);
+  if (auto it = j.find("kernel");
+      it != j.end() && r.str(*it, p + ".kernel", s.kernel) && s.kernel.size() > kMaxTextBytes) {
+    r.error(p + ".kernel", "a name of " + std::to_string(s.kernel.size()) + " bytes; at most " +
+                               std::to_string(kMaxTextBytes));
+  }
+  if (auto it = j.find("accesses"); it != j.end()) {
+    if (!it->is_array()) {
+      r.expected(p + ".accesses", "an array of {\"view\": handle, \"access\": mode}", *it);
+    } else {
+      for (std::size_t i = 0; i < it->size(); ++i)
+        read_access(r, (*it)[i], p + ".accesses[" + std::to_string(i) + "]", s);
+    }
+  }
+  for (const char* key : {"grid", "block"})
+    if (auto it = j.find(key); it != j.end())
+      r.dim3(*it, p + "." + key, std::string(key) == "grid" ? s.grid : s.block);
+}
+
+// The runtime sees a launch like the recorded one: the same views with the
+// same modes, so the same leases, waits and conflicts; the kernel does
+// nothing, so the shadow model has no effect to replay.
+void exec_declared_launch(Engine& e, const CompiledStep& s, ThreadState& t) {
+  DeclaredPlan& p = *s.declared;
+  struct Release {
+    DeclaredPlan& p;
+    ~Release() {
+      p.accesses.clear();
+      p.held.clear();
+    }
+  } release{p};
+  e.handles.require_free(s.id);
+  const Stream stream = e.session.stream(e.handles, s);
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i < p.slots.size(); ++i) {
+    std::shared_ptr<Handle> h = e.handles.view(p.slots[i], {"declared access"});
+    bytes += h->view.extent_bytes();
+    p.held.push_back(std::move(h));
+  }
+  // After the loop: `held` no longer moves, so the views' addresses hold.
+  for (std::size_t i = 0; i < p.held.size(); ++i)
+    p.accesses.push_back(ViewAccess{&p.held[i]->view, s.step->accesses[i].second});
+  e.session.arm_fault(s, stream);
+  const std::uint64_t t0 = e.clock.ticks();
+  LaunchFuture f = tandem::launch(stream, kernels::declared_access_kernel(), p.dims, nullptr, p.accesses);
+  const std::uint64_t took = e.clock.ticks() - t0;
+  e.submitted(s, t, f, bytes, took, true);
+  if (!f.valid() && t.capture != nullptr) {
+    for (const auto& h : p.held)
+      if (h->view.extent_bytes() > 0) t.capture->allocations.insert(h->view.allocation_id());
+  }
+  e.name_future(s, std::move(f));
+}
 
 void read_launch(Reader& r, const json& j, const std::string& p, Step& s) {
   if (!s.id.empty()) r.submission_ids.push_back(s.id);

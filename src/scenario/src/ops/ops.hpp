@@ -27,9 +27,11 @@ void exec_copy(Engine& e, const CompiledStep& s, ThreadState& t);
 void exec_upload(Engine& e, const CompiledStep& s, ThreadState& t);
 void exec_download(Engine& e, const CompiledStep& s, ThreadState& t);
 
-// ops/launch.cpp
+// ops/launch.cpp: catalog launches, and declared ones (the kernel with no body).
 void read_launch(Reader& r, const nlohmann::json& j, const std::string& p, Step& s);
 void exec_launch(Engine& e, const CompiledStep& s, ThreadState& t);
+void read_declared_launch(Reader& r, const nlohmann::json& j, const std::string& p, Step& s);
+void exec_declared_launch(Engine& e, const CompiledStep& s, ThreadState& t);
 
 // ops/graph.cpp
 void read_replay(Reader& r, const nlohmann::json& j, const std::string& p, Step& s);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tandem/base/access_mode.hpp"
 #include "tandem/dtype.hpp"
 #include "tandem/kernels/catalog.hpp"
 #include "tandem/scenario/value_form.hpp"
@@ -47,6 +48,7 @@ enum class Op : std::uint8_t {
   note,
   borrow_stream,
   borrow_context,
+  declared_launch,
 };
 
 enum class CheckWhat : std::uint8_t {
@@ -89,6 +91,9 @@ struct Step {
   std::map<std::string, double> scalars;    // param -> value
   std::optional<std::array<std::uint32_t, 3>> grid, block;
   std::vector<std::int64_t> tile;  // 1 or 2 dims
+  // declared_launch: each view the original launch declared, with its
+  // access, in order (`kernel` is then the original's entry point).
+  std::vector<std::pair<std::string, AccessMode>> accesses;
 
   // capture / loop
   std::vector<Step> steps;
