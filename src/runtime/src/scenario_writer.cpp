@@ -594,9 +594,10 @@ std::string ScenarioWriter::sim_section() const {
     f += std::string(f.empty() ? "" : ", ") +
          "{\"kind\": \"completion_unknown\", \"submission\": " + quoted("k" + std::to_string(sub)) + "}";
   }
-  for (const auto& [kind, nth] : counted_faults_)
+  for (const auto& [kind, nth] : counted_faults_) {
     f += std::string(f.empty() ? "" : ", ") + "{\"kind\": " + quoted(kind) +
          ", \"nth\": " + std::to_string(nth) + "}";
+  }
   if (!f.empty()) s += std::string(s.empty() ? "" : ", ") + "\"faults\": [" + f + "]";
   return s.empty() ? "" : ",\n  \"sim\": {" + s + "}";
 }
