@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <mutex>
 #include <system_error>
+#include <vector>
 
 #include "record_hook.hpp"
 #include "scenario_writer.hpp"
@@ -22,6 +23,9 @@ struct Recording {
   // Never destroyed once made: a hook may still be running on another
   // thread when the recording stops.
   ScenarioWriter* writer = nullptr;
+  // Writers whose recording ended: kept (reachable, for LeakSanitizer too)
+  // because a hook that loaded one may still be running.
+  std::vector<ScenarioWriter*> finished;
   std::string path;  // as asked
   std::string key;   // absolute and normalised: what "the same file" compares
   bool from_env = false;
@@ -46,6 +50,7 @@ void finish(Recording& r) {
   Recorder* mine = r.writer;
   g_recorder.compare_exchange_strong(mine, nullptr, std::memory_order_acq_rel);  // not someone else's
   r.writer->write_file();
+  r.finished.push_back(r.writer);
   r.writer = nullptr;
   r.path.clear();
   r.key.clear();
