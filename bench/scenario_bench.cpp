@@ -18,7 +18,10 @@
 //                           (engine_p50 / direct_p50: the judged GPU figure)
 //                           and direct_stamped_ns (the direct loop with
 //                           measure_retirement_latency, which the engine turns
-//                           on: the stamp's own cost).
+//                           on: the stamp's own cost), timeline_cost_ns
+//                           (engine_ns less the engine run once more with
+//                           RunOptions::timeline off: what the report's
+//                           sampler thread costs a step).
 //
 // Under TANDEM_BENCH_BACKEND=host (host_only_backend.hpp) the device work
 // costs nothing: the difference is the engine's own CPU path, judged
@@ -109,7 +112,7 @@ struct EngineRun {
   double ns = 0, p50_ns = 0;
 };
 
-EngineRun engine_ns(const Env& e, std::int64_t n) {
+EngineRun engine_ns(const Env& e, std::int64_t n, bool timeline = true) {
   const nlohmann::json doc = {{"format", "tandem.scenario/1"},
                               {"name", "launch-step"},
                               {"streams", {"s0"}},
@@ -134,6 +137,7 @@ EngineRun engine_ns(const Env& e, std::int64_t n) {
   const tandem::scenario::Scenario sc = tandem::scenario::load_text(doc.dump(), "launch-step.json");
   tandem::scenario::RunOptions o;
   o.platform = e.platform;
+  o.timeline = timeline;
   const tandem::scenario::RunResult r = tandem::scenario::run(sc, o);
   if (r.outcome != tandem::scenario::Outcome::pass) {
     throw std::runtime_error("the launch-step scenario did not pass: " + r.report["errors"].dump());
@@ -152,12 +156,13 @@ void BM_ScenarioLaunchStep(benchmark::State& st) {
   const std::int64_t n = scaled(20000);
   guarded(st, [&] {
     Direct direct, stamped;
-    EngineRun engine;
+    EngineRun engine, untimed;
     for (auto _ : st) {
       if (call % 2 == 0) direct = direct_ns(*e, n, false);
       engine = engine_ns(*e, n);
       if (call % 2 == 1) direct = direct_ns(*e, n, false);
       stamped = direct_ns(*e, n, true);
+      untimed = engine_ns(*e, n, false);
       st.SetIterationTime(engine.ns * 1e-9 * static_cast<double>(n));
     }
     ++call;
@@ -170,6 +175,7 @@ void BM_ScenarioLaunchStep(benchmark::State& st) {
     st.counters["direct_p50_ns"] = direct.p50_ns;
     st.counters["p50_ratio"] = direct.p50_ns > 0 ? engine.p50_ns / direct.p50_ns : 0.0;
     st.counters["direct_stamped_ns"] = stamped.mean_ns;
+    st.counters["timeline_cost_ns"] = engine.ns - untimed.ns;
   });
 }
 

@@ -188,6 +188,9 @@ void add_run(CLI::App& app, Request& q) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}));
   run->add_flag("--json", q.run.json, "print the report JSON on stdout even on a terminal");
   run->add_flag("--quiet", q.run.quiet, "no progress line and no human summary");
+  run->add_flag("--no-timeline", q.run.no_timeline,
+                "no `timeline` in the reports: memory over time is sampled on a thread of the run's own "
+                "(every 0.5 ms at first, 256 samples at most); this turns that thread off");
   run->add_option(
       "--junit", q.run.junit,
       "also write JUnit XML for CI: one test case per scenario and repetition, failures carrying the "

@@ -212,6 +212,7 @@ int run_command(const RunCommand& cmd) {
     opt.tool_version = TANDEM_VERSION;
     opt.tool_git = TANDEM_GIT;
     opt.progress = &progress;
+    opt.timeline = !cmd.no_timeline;
     scenario::RunResult result;
     {
       ProgressLine line(sc.name.empty() ? file : sc.name, progress, !cmd.quiet && isatty(STDERR_FILENO) != 0);

@@ -17,6 +17,7 @@ struct RunCommand {
   bool json = false;                    // JSON on stdout even on a terminal
   bool quiet = false;                   // no summary, no progress
   std::string junit;                    // JUnit XML of the whole run (junit.hpp), when set
+  bool no_timeline = false;             // no sampler thread, no `timeline` in the reports
 };
 
 // Exit code: the worst of the files' (0 pass, 1 fail, 2 invalid scenario or

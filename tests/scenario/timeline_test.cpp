@@ -103,5 +103,18 @@ TEST(ReportTimeline, ARunReportsItsTimelineAndHistograms) {
   EXPECT_EQ(n, retire["samples"].get<std::uint64_t>());
 }
 
+TEST(ReportTimeline, ARunWithTheTimelineOffHasNone) {
+  const Scenario s = load_text(R"({"format": "tandem.scenario/1", "backend": "sim", "streams": ["s0"],
+    "steps": [{"op": "alloc", "id": "a", "dtype": "f32", "len": 1024, "init": "zero"},
+              {"op": "drop", "id": "a"}]})",
+                               "no-timeline.json");
+  RunOptions o;
+  o.timeline = false;
+  const RunResult r = run(s, o);
+  ASSERT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
+  EXPECT_FALSE(r.report.contains("timeline")) << r.report.dump(2);
+  EXPECT_TRUE(run(s, {}).report.contains("timeline"));
+}
+
 }  // namespace
 }  // namespace tandem::scenario::detail

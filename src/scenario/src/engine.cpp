@@ -205,7 +205,8 @@ RunResult Engine::run() {
       }
       rec.vram.baseline_free = session.vram_mark(scenario.device);
       rec.setup_s = std::chrono::duration<double>(Clock::now() - start).count();
-      TimelineSampler sampler(recorder.timeline(), [this] { return memory_sample(); });
+      std::optional<TimelineSampler> sampler;
+      if (options.timeline) sampler.emplace(recorder.timeline(), [this] { return memory_sample(); });
       for (repetition_ = 1; repetition_ <= repetitions_; ++repetition_) {
         if (options.progress) options.progress->repetition.store(repetition_);
         session.start_repetition(handles);
@@ -220,7 +221,7 @@ RunResult Engine::run() {
       repetition_ = repetitions_;
       const auto settle_start = Clock::now();
       measure_end();
-      sampler.stop();
+      if (sampler) sampler->stop();
       rec.settle_s = std::chrono::duration<double>(Clock::now() - settle_start).count();
     }
   } catch (const Error& e) {

@@ -33,6 +33,11 @@ struct RunOptions {
   std::string tool_version = "0";
   std::string tool_git = "unknown";
   RunProgress* progress = nullptr;  // optional
+  // The report's `timeline`: memory and work in flight sampled on a thread
+  // of the run's own (timeline.hpp). Off: no sampler thread and no
+  // `timeline` (`tandem run --no-timeline`; BM_ScenarioLaunchStep's
+  // timeline_cost_ns measures what it costs the steps).
+  bool timeline = true;
 };
 
 }  // namespace tandem::scenario
