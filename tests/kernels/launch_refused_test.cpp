@@ -38,7 +38,8 @@ struct Refusal {
 class RefusalRecorder final : public Recorder {
  public:
   void on_stream_created(const Stream&) override {}
-  void on_view_derived(ViewOrigin, const ViewKey*, const View&, const DeriveArgs&, const StreamRef*) override {}
+  void on_view_derived(ViewOrigin, const ViewKey*, const View&, const DeriveArgs&,
+                       const StreamRef*) override {}
   void on_derive_failed(ViewOrigin, const ViewKey&, const DeriveArgs&, ErrorCode) override {}
   void on_view_dropped(const View&) override {}
   void on_launch(StreamRef, const driver::KernelSymbol&, const driver::LaunchDims&, void**,
@@ -136,7 +137,9 @@ TEST_F(LaunchRefused, ACatalogRuleTheArgumentsBreakReachesTheRecorderWithWhatWas
   ASSERT_NE(copy, nullptr);
   const View src = allocate(s_, DType::f32, 8), dst = allocate(s_, DType::f32, 16);
   const k::Arg args[] = {k::Arg::of(src), k::Arg::of(dst)};
-  EXPECT_EQ(code_of([&] { (void)k::launch(s_, *copy, args, std::nullopt, driver::Dim3{64, 1, 1}); }),
+  EXPECT_EQ(code_of([&] {
+              (void)k::launch(s_, *copy, args, std::nullopt, driver::Dim3{64, 1, 1});
+            }),
             ErrorCode::out_of_range);  // check_args: equal lengths
   ASSERT_EQ(rec_.refused.size(), 1U);
   EXPECT_EQ(rec_.refused[0].views, (std::vector<std::string>{"src", "dst"}));

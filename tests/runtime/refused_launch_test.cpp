@@ -6,11 +6,12 @@
 // (no view, a view the recording cannot name, arguments that do not match
 // the parameters by kind, shared memory, a tile launch's grid); nothing at
 // all while the thread's recording is paused.
+#include "tandem/refused_launch.hpp"
+
 #include <string>
 
 #include "runtime/runtime_test_support.hpp"
 #include "scenario_writer.hpp"
-#include "tandem/refused_launch.hpp"
 
 namespace tandem::test {
 namespace {
@@ -45,8 +46,9 @@ TEST_F(RefusedLaunchRecording, ARefusalIsWrittenAsTheLaunchAskedWithItsError) {
   const std::int64_t tile[] = {16, 16};
   record_refused_launch({e.a, "tile", "scale", views, scalars, tile}, ErrorCode::invalid_dtype);
   const std::string text = writer_.text();
-  EXPECT_TRUE(has(text, R"({"op": "launch", "model": "simt", "kernel": "scale", "stream": "s0", )"
-                        R"("args": {"x": "b0"}, "scalars": {"a": 2.5}, "block": [64], "expect_error": "unsupported"})"))
+  EXPECT_TRUE(has(
+      text, R"({"op": "launch", "model": "simt", "kernel": "scale", "stream": "s0", )"
+            R"("args": {"x": "b0"}, "scalars": {"a": 2.5}, "block": [64], "expect_error": "unsupported"})"))
       << text;
   EXPECT_TRUE(has(text, R"("kernel": "scale", "stream": "s0", "args": {"x": "b0"}, "scalars": {"a": 2.5}, )"
                         R"("tile": [16, 16], "expect_error": "invalid_dtype"})"))

@@ -161,7 +161,8 @@ void ScenarioWriter::on_launch_failed(StreamRef stream, const driver::KernelSymb
 
 void ScenarioWriter::on_launch_refused(const RefusedLaunch& what, ErrorCode code) {
   const std::lock_guard lock(mu_);
-  if (auto b = refused_body(what)) add(std::move(*b) + ", \"expect_error\": " + quoted(error_code_name(code)));
+  if (auto b = refused_body(what))
+    add(std::move(*b) + ", \"expect_error\": " + quoted(error_code_name(code)));
 }
 
 }  // namespace tandem::detail
