@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tandem/kernels/launch.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <new>
 #include <string>
 #include <type_traits>
+#include <variant>
 
 #include "launch_memo.hpp"
 #include "tandem/base/planted_slowdown.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/kernels/declared.hpp"
+#include "tandem/refused_launch.hpp"
 
 namespace tandem::kernels {
 
@@ -42,6 +45,49 @@ class Slots {
 
 // A parameter's access is the launch's access: one enum (AccessMode).
 Access access_of(const ParamSpec& p) noexcept { return p.mode; }
+
+double as_double(const ScalarValue& s) noexcept {
+  if (const auto* d = std::get_if<double>(&s)) return *d;
+  if (const auto* i = std::get_if<std::int64_t>(&s)) return static_cast<double>(*i);
+  if (const auto* u = std::get_if<std::uint64_t>(&s)) return static_cast<double>(*u);
+  return 0;
+}
+
+// A refusal of this layer's own, for a recording (tandem/refused_launch.hpp):
+// what was asked, by parameter name. Failure path only; no allocation, so
+// nothing here can replace the error the caller rethrows.
+[[gnu::cold, gnu::noinline]] void report_refusal(StreamRef stream, const KernelEntry& e,
+                                                 std::span<const Arg> args, std::optional<driver::Dim3> grid,
+                                                 std::optional<driver::Dim3> block,
+                                                 std::uint32_t shared_bytes, ErrorCode code) noexcept {
+  Slots<RefusedLaunch::ViewArg> views;
+  Slots<RefusedLaunch::ScalarArg> scalars;
+  std::size_t nv = 0, ns = 0;
+  const std::size_t n = std::min({args.size(), e.params.size(), PackedParams::kMaxParams});
+  bool fit = args.size() == e.params.size() && n == args.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const ParamSpec& p = e.params[i];
+    const Arg& a = args[i];
+    if (p.kind == ArgKind::view) {
+      views.make(nv++, {p.name, a.view});
+      fit = fit && a.view != nullptr && !a.scalar;
+    } else if (a.view != nullptr) {
+      fit = false;
+    } else if (a.scalar) {
+      scalars.make(ns++, {p.name, as_double(*a.scalar)});
+    }
+  }
+  RefusedLaunch what{stream, model_name(e.model), e.name};
+  what.views = {views.data(), nv};
+  what.scalars = {scalars.data(), ns};
+  if (e.model == Model::tile && !e.default_tile)
+    what.tile = {e.tile.dims, static_cast<std::size_t>(e.tile.rank)};
+  what.grid = grid;
+  what.block = block;
+  what.shared_bytes = shared_bytes;
+  what.args_fit = fit;
+  record_refused_launch(what, code);
+}
 
 }  // namespace
 
@@ -93,49 +139,59 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
   if (const detail::RememberedLaunch* known = repeat(memo, entry, args, grid, block, accesses, views)) {
     return tandem::launch(stream, *entry.symbol, known->dims(), known->params(), {accesses.data(), views});
   }
-  const std::size_t n = entry.params.size();
-  if (args.size() != n) {
-    fail(entry, std::to_string(args.size()) + " arguments given, the kernel takes " + std::to_string(n));
-  }
-  if (n > PackedParams::kMaxParams) fail(entry, "has more parameters than a launch can pack");
-  // Only the n entries used are made: three full arrays would clear about
-  // 1.5 KB of stack on every launch.
-  Slots<ArgShape> shapes;
-  Slots<LaunchArg> packed_args;
-  views = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const ParamSpec& p = entry.params[i];
-    if (p.kind == ArgKind::view) {
-      if (!args[i].view || !args[i].view->valid()) {
-        throw Error(ErrorCode::invalid_handle,
-                    std::string("kernel '") + entry.name + "' parameter '" + p.name + "' needs a view");
-      }
-      const View& v = *args[i].view;
-      const ArgShape& shape = shapes.make(i, shape_of(v));
-      packed_args.make(i, LaunchArg::view(v.extent_bytes() ? v.device_ptr() : 0, shape));
-      accesses.make(views++, ViewAccess{&v, access_of(p)});
-    } else {
-      if (args[i].view) fail(entry, std::string("parameter '") + p.name + "' is a scalar, got a view");
-      shapes.make(i, ArgShape{});
-      packed_args.make(i, args[i].scalar ? LaunchArg::value(*args[i].scalar) : LaunchArg::defaulted());
-    }
-  }
-  const std::span<const ArgShape> shape_span(shapes.data(), n);
-  const std::span<const LaunchArg> arg_span(packed_args.data(), n);
   driver::LaunchDims dims;
-  if (std::string why = check_args(entry, shape_span); !why.empty()) fail(entry, why);
-  if (std::string why = launch_dims(entry, shape_span, grid, block, dims); !why.empty()) fail(entry, why);
   PackedParams packed;
-  if (std::string why = pack_params(entry, arg_span, packed); !why.empty()) fail(entry, why);
-  memo.place_for(entry).remember(entry, shape_span, arg_span, grid, block, dims, packed);
+  // The checks: a refusal reaches a recording (report_refusal) and is
+  // rethrown; the try costs nothing on the way through. What
+  // tandem::launch refuses, below, the runtime records itself.
+  try {
+    const std::size_t n = entry.params.size();
+    if (args.size() != n) {
+      fail(entry, std::to_string(args.size()) + " arguments given, the kernel takes " + std::to_string(n));
+    }
+    if (n > PackedParams::kMaxParams) fail(entry, "has more parameters than a launch can pack");
+    // Only the n entries used are made: three full arrays would clear about
+    // 1.5 KB of stack on every launch.
+    Slots<ArgShape> shapes;
+    Slots<LaunchArg> packed_args;
+    views = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const ParamSpec& p = entry.params[i];
+      if (p.kind == ArgKind::view) {
+        if (!args[i].view || !args[i].view->valid()) {
+          throw Error(ErrorCode::invalid_handle,
+                      std::string("kernel '") + entry.name + "' parameter '" + p.name + "' needs a view");
+        }
+        const View& v = *args[i].view;
+        const ArgShape& shape = shapes.make(i, shape_of(v));
+        packed_args.make(i, LaunchArg::view(v.extent_bytes() ? v.device_ptr() : 0, shape));
+        accesses.make(views++, ViewAccess{&v, access_of(p)});
+      } else {
+        if (args[i].view) fail(entry, std::string("parameter '") + p.name + "' is a scalar, got a view");
+        shapes.make(i, ArgShape{});
+        packed_args.make(i, args[i].scalar ? LaunchArg::value(*args[i].scalar) : LaunchArg::defaulted());
+      }
+    }
+    const std::span<const ArgShape> shape_span(shapes.data(), n);
+    const std::span<const LaunchArg> arg_span(packed_args.data(), n);
+    if (std::string why = check_args(entry, shape_span); !why.empty()) fail(entry, why);
+    if (std::string why = launch_dims(entry, shape_span, grid, block, dims); !why.empty()) fail(entry, why);
+    if (std::string why = pack_params(entry, arg_span, packed); !why.empty()) fail(entry, why);
+    memo.place_for(entry).remember(entry, shape_span, arg_span, grid, block, dims, packed);
+  } catch (const Error& e) {
+    report_refusal(stream, entry, args, grid, block, 0, e.code());
+    throw;
+  }
   return tandem::launch(stream, *entry.symbol, dims, packed.pointers(), {accesses.data(), views});
 }
 
 LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
                     const LaunchConfig& config) {
   if (config.shared_bytes != 0) {
-    fail(entry,
-         "asks " + std::to_string(config.shared_bytes) + " bytes of dynamic shared memory; it uses none");
+    const std::string why =
+        "asks " + std::to_string(config.shared_bytes) + " bytes of dynamic shared memory; it uses none";
+    report_refusal(stream, entry, args, config.grid, config.block, config.shared_bytes, code_for(why));
+    fail(entry, why);
   }
   return launch(stream, entry, args, config.grid, config.block);
 }

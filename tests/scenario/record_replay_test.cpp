@@ -3,14 +3,16 @@
 // simulated device: a context created with ContextOptions::record_to writes
 // the process's runtime calls when it is destroyed; a launch of a kernel
 // outside the catalog becomes a declared_launch step (its leases with no
-// body); and the scenario engine replays the file with the same
-// submissions and no error.
+// body); a launch refused above the runtime (by the engine or
+// kernels::launch) is a launch step with its expect_error; and the scenario
+// engine replays the file with the same submissions and no error.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -143,6 +145,81 @@ TEST(RecordReplay, ASecondContextMayJoinTheRecordingButNotAskForAnotherFile) {
   EXPECT_TRUE(std::filesystem::exists(file));
   EXPECT_FALSE(std::filesystem::exists(other));
   EXPECT_NE(read_file(file).find(R"("op": "alloc")"), std::string::npos);
+  std::filesystem::remove(file);
+}
+
+// Runs `text` on the sim while a recording to `file` is on (a context of
+// the test's own asks for it: the hook is process-wide, so the engine's
+// calls are recorded too); the file is written when that context goes.
+RunResult run_recorded(const std::string& text, const std::filesystem::path& file) {
+  const Scenario sc = load_text(text, "recorded-run");
+  RunOptions ro;
+  ro.backend = BackendKind::sim;
+  ro.file_text = text;
+  const Platform platform = Platform::sim();
+  ContextOptions o;
+  o.record_to = file.string();
+  const Context ctx = Context::create(platform.device(0), o);
+  return run(sc, ro);
+}
+
+// The recording's launch steps that expect an error, by code.
+std::map<std::string, int> refused_launches(const Scenario& sc) {
+  std::map<std::string, int> out;
+  for (const Step& st : sc.steps)
+    if (st.op == Op::launch && st.expect_error) ++out[*st.expect_error];
+  return out;
+}
+
+TEST(RecordReplay, LaunchesTheEngineRefusesAreRecordedWithTheirErrorsAndReplayedTheSame) {
+  const std::string text =
+      read_file(std::filesystem::path(TANDEM_LIBRARY_DIR) / "15-bad-input-model-mismatch.json");
+  const std::filesystem::path file = fresh_path("refused.json");
+  const RunResult original = run_recorded(text, file);
+  ASSERT_EQ(original.outcome, Outcome::pass) << original.report.dump(2);
+  ASSERT_TRUE(std::filesystem::exists(file));
+  const std::string recorded = read_file(file);
+  const Scenario sc = load_text(recorded, file.string());
+  // As the file has them: a tensor to SIMT scale and add, a buffer to Tile
+  // scale, a tile not compiled (unsupported); f32 + i32 into SIMT add, f32
+  // and f64 into Tile matmul (invalid_dtype). Each once: none twice.
+  const std::map<std::string, int> want = {{"unsupported", 4}, {"invalid_dtype", 2}};
+  EXPECT_EQ(refused_launches(sc), want) << recorded;
+  EXPECT_NE(recorded.find(R"("tile": [16, 16], "expect_error": "unsupported")"), std::string::npos)
+      << recorded;
+  // The replay's expect_error steps fail the run unless each launch fails with its code.
+  RunOptions ro;
+  ro.backend = BackendKind::sim;
+  ro.file_text = recorded;
+  const RunResult replay = run(sc, ro);
+  EXPECT_EQ(replay.outcome, Outcome::pass) << replay.report.dump(2);
+  EXPECT_TRUE(replay.report["errors"].empty()) << replay.report["errors"].dump(2);
+  EXPECT_EQ(replay.report["throughput"]["retired"], original.report["throughput"]["retired"]);
+  std::filesystem::remove(file);
+}
+
+TEST(RecordReplay, ALaunchKernelsRefusesUnderTheEngineIsRecordedOnce) {
+  // The engine resolves simt copy by dtype; kernels::launch's own check
+  // then refuses the lengths (out_of_range), after the engine's checks.
+  const std::string text = R"({"format": "tandem.scenario/1", "name": "refused-by-kernels",
+    "streams": ["s0"], "steps": [
+      {"op": "alloc", "id": "src", "dtype": "f32", "len": 8, "init": "iota"},
+      {"op": "alloc", "id": "dst", "dtype": "f32", "len": 16, "init": "zero"},
+      {"op": "launch", "model": "simt", "kernel": "copy", "stream": "s0",
+       "args": {"src": "src", "dst": "dst"}, "expect_error": "out_of_range"},
+      {"op": "drop", "id": "src"}, {"op": "drop", "id": "dst"}]})";
+  const std::filesystem::path file = fresh_path("refused-by-kernels.json");
+  const RunResult original = run_recorded(text, file);
+  ASSERT_EQ(original.outcome, Outcome::pass) << original.report.dump(2);
+  const std::string recorded = read_file(file);
+  const Scenario sc = load_text(recorded, file.string());
+  const std::map<std::string, int> want = {{"out_of_range", 1}};
+  EXPECT_EQ(refused_launches(sc), want) << recorded;
+  RunOptions ro;
+  ro.backend = BackendKind::sim;
+  ro.file_text = recorded;
+  const RunResult replay = run(sc, ro);
+  EXPECT_EQ(replay.outcome, Outcome::pass) << replay.report.dump(2);
   std::filesystem::remove(file);
 }
 

@@ -23,6 +23,16 @@ Recorder* install_recorder(Recorder* r) noexcept {
   return detail::g_recorder.exchange(r, std::memory_order_acq_rel);
 }
 
+void record_refused_launch(const RefusedLaunch& what, ErrorCode code) noexcept {
+  Recorder* r = detail::active_recorder();
+  if (r == nullptr) return;
+  try {
+    r->on_launch_refused(what, code);
+  } catch (...) {
+    // Dropped: the caller is about to rethrow its own error, the one that matters.
+  }
+}
+
 ViewKey ViewKey::of(const View& v) {
   ViewKey k;
   k.allocation = v.allocation_id();

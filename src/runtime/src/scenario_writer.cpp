@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// scenario_writer.cpp — see scenario_writer.hpp.
+// scenario_writer.cpp — see scenario_writer.hpp (its launch hooks:
+// scenario_writer_launch.cpp).
 #include "scenario_writer.hpp"
 
 #include <algorithm>
@@ -11,35 +12,12 @@
 #include "tandem/context.hpp"
 #include "tandem/device.hpp"
 #include "tandem/driver/sim_config.hpp"
-#include "tandem/kernel_name.hpp"
 
 namespace tandem::detail {
 
-using recorded::dims;
 using recorded::int_list;
-using recorded::number;
 using recorded::quoted;
-using recorded::scalar_at;
 using recorded::values_form;
-
-namespace {
-
-// A declared access as declared_launch spells it.
-const char* declared_access_name(Access a) {
-  switch (a) {
-    case Access::read:
-      return "read";
-    case Access::write:
-      return "write";
-    case Access::read_write:
-      return "read_write";
-    case Access::atomic:
-      return "atomic";
-  }
-  return "read_write";
-}
-
-}  // namespace
 
 std::vector<ScenarioWriter::Step>* ScenarioWriter::outer_list() {
   const std::thread::id me = std::this_thread::get_id();
@@ -233,92 +211,6 @@ void ScenarioWriter::on_view_dropped(const View& view) {
   const ViewKey key = ViewKey::of(view);
   const std::lock_guard lock(mu_);
   if (const auto name = take_name(key)) add("{\"op\": \"drop\", \"id\": " + quoted(*name));
-}
-
-std::optional<std::string> ScenarioWriter::launch_body(StreamRef stream, const driver::KernelSymbol& symbol,
-                                                       const driver::LaunchDims& d, void** params,
-                                                       std::span<const ViewAccess> accesses) {
-  const KernelName* k = kernel_name(&symbol);
-  // No catalog name: replay cannot run the kernel, only its leases (docs/runtime.md "Recording").
-  if (k == nullptr) return declared_body(stream, symbol, d, accesses);
-  std::string args, scalars;
-  std::size_t view = 0;
-  for (std::size_t i = 0; i < k->params.size(); ++i) {
-    const KernelName::Param& p = k->params[i];
-    if (p.view) {
-      const auto name = view < accesses.size() ? name_of(ViewKey::of(*accesses[view++].view)) : std::nullopt;
-      if (!name) {  // a view made outside the recording: the launch cannot be replayed
-        ++unrecorded_launches_;
-        unrecorded_kernels_.insert(k->name);
-        return std::nullopt;
-      }
-      args += (args.empty() ? "" : ", ") + quoted(p.name) + ": " + quoted(*name);
-    } else {
-      scalars += (scalars.empty() ? "" : ", ") + quoted(p.name) + ": " +
-                 number(scalar_at(p.scalar_dtype, params[i]));
-    }
-  }
-  std::string b = "{\"op\": \"launch\", \"model\": " + quoted(k->model) + ", \"kernel\": " + quoted(k->name) +
-                  ", \"stream\": " + quoted(stream_name(stream.id())) + ", \"args\": {" + args + "}";
-  if (!scalars.empty()) b += ", \"scalars\": {" + scalars + "}";
-  if (std::string_view(k->model) == "simt") {
-    b += ", \"grid\": " + dims(d.grid) + ", \"block\": " + dims(d.block);
-  } else if (!k->tile.empty()) {
-    std::string t = "[";
-    for (std::size_t i = 0; i < k->tile.size(); ++i) t += (i ? ", " : "") + std::to_string(k->tile[i]);
-    b += ", \"tile\": " + t + "]";
-  }
-  return b;
-}
-
-std::optional<std::string> ScenarioWriter::declared_body(StreamRef stream, const driver::KernelSymbol& symbol,
-                                                         const driver::LaunchDims& d,
-                                                         std::span<const ViewAccess> accesses) {
-  std::string list;
-  for (const ViewAccess& va : accesses) {
-    const auto name = name_of(ViewKey::of(*va.view));
-    if (!name) {  // a view made outside the recording: not even the leases can be replayed
-      ++unrecorded_launches_;
-      unrecorded_kernels_.insert(symbol.name);
-      return std::nullopt;
-    }
-    list += std::string(list.empty() ? "" : ", ") + "{\"view\": " + quoted(*name) +
-            ", \"access\": " + quoted(declared_access_name(va.access)) + "}";
-  }
-  ++declared_launches_;
-  declared_kernels_.insert(symbol.name);
-  return "{\"op\": \"declared_launch\", \"kernel\": " + quoted(symbol.name) +
-         ", \"stream\": " + quoted(stream_name(stream.id())) + ", \"accesses\": [" + list +
-         "], \"grid\": " + dims(d.grid) + ", \"block\": " + dims(d.block);
-}
-
-void ScenarioWriter::note_contents(std::span<const ViewAccess> accesses, bool no_body) {
-  bool from_unknown = no_body;
-  for (const ViewAccess& va : accesses)
-    if (reads(va.access) && unknown_contents_.contains(va.view->allocation_id())) from_unknown = true;
-  if (!from_unknown) return;
-  for (const ViewAccess& va : accesses)
-    if (writes(va.access) || va.view->is_atomic()) unknown_contents_.insert(va.view->allocation_id());
-}
-
-void ScenarioWriter::on_launch(StreamRef stream, const driver::KernelSymbol& symbol,
-                               const driver::LaunchDims& d, void** params,
-                               std::span<const ViewAccess> accesses, std::uint64_t submission) {
-  const std::lock_guard lock(mu_);
-  note_contents(accesses, kernel_name(&symbol) == nullptr);
-  if (auto b = launch_body(stream, symbol, d, params, accesses)) {
-    add(std::move(*b), submission);
-    take_fault(stream.id(), submission);
-  }
-}
-
-void ScenarioWriter::on_launch_failed(StreamRef stream, const driver::KernelSymbol& symbol,
-                                      const driver::LaunchDims& d, void** params,
-                                      std::span<const ViewAccess> accesses, ErrorCode code) {
-  const std::lock_guard lock(mu_);
-  if (auto b = launch_body(stream, symbol, d, params, accesses)) {
-    add(std::move(*b) + ", \"expect_error\": " + quoted(error_code_name(code)));
-  }
 }
 
 std::optional<std::string> ScenarioWriter::transfer_body(StreamRef stream, const std::string& name, DType t,
@@ -622,9 +514,9 @@ std::string ScenarioWriter::text() {
   };
   std::string description = "recorded by the tandem runtime (TANDEM_RECORD or ContextOptions::record_to)";
   if (unrecorded_launches_ != 0) {
-    description +=
-        "; " + std::to_string(unrecorded_launches_) +
-        " launch(es) not recorded (kernels outside the catalog or on views made outside the recording):";
+    description += "; " + std::to_string(unrecorded_launches_) +
+                   " launch(es) not recorded (on views made outside the recording, or refused calls a launch "
+                   "step cannot write):";
     for (const std::string& k : unrecorded_kernels_) description += " " + k;
   }
   if (declared_launches_ != 0) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -54,6 +55,7 @@ class ScenarioWriter final : public Recorder {
   void on_allocate_failed(StreamRef stream, DType dtype, std::uint64_t len, ErrorCode code) override;
   void on_stats(const Context& ctx, const RuntimeStats& stats) override;
   void on_sim_control(SimControl what, const StreamRef* stream, std::uint64_t value) override;
+  void on_launch_refused(const RefusedLaunch& what, ErrorCode code) override;
 
   // The scenario as JSON text; write_file() puts it at the path given.
   [[nodiscard]] std::string text();
@@ -90,11 +92,19 @@ class ScenarioWriter final : public Recorder {
   // something else so at once (else free_name once the step is written).
   std::optional<std::string> take_name(const ViewKey& key, bool reuse = true);
   void free_name(const std::string& name);
+  // A launch not written (it cannot be replayed): counted in the description.
+  void skip_launch(std::string_view kernel);
+  // `{"op": "launch", ...` up to its args and scalars (lists of `"name": value`).
+  std::string launch_head(std::string_view model, std::string_view kernel, StreamRef stream,
+                          const std::string& args, const std::string& scalars);
   // The launch step (without its closing brace), or nullopt when it cannot be
   // replayed (counted in the description).
   std::optional<std::string> launch_body(StreamRef stream, const driver::KernelSymbol& symbol,
                                          const driver::LaunchDims& dims, void** params,
                                          std::span<const ViewAccess> accesses);
+  // A launch refused above the runtime as asked; nullopt where a launch
+  // step cannot say it (counted in the description).
+  std::optional<std::string> refused_body(const RefusedLaunch& what);
   std::optional<std::string> transfer_body(StreamRef stream, const std::string& name, DType t, char kind,
                                            std::span<const std::byte> bytes);
   std::string copy_body(StreamRef stream, const std::string& src, const std::string& dst);

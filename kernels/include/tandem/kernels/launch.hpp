@@ -14,7 +14,8 @@
 // tensor views and derive the grid from the partition (a grid or block is
 // an error). Ordering, blocking and errors are those of tandem::launch; a
 // catalog rule that fails (arity, dtype, rank, shapes, scalar range) throws
-// Error(invalid_dtype | out_of_range | unsupported) before anything is leased.
+// Error(invalid_dtype | out_of_range | unsupported) before anything is leased
+// (and reaches a recording: tandem/refused_launch.hpp).
 #pragma once
 
 #include <optional>

@@ -19,6 +19,7 @@
 #include "tandem/errors.hpp"
 #include "tandem/graph.hpp"
 #include "tandem/launch.hpp"
+#include "tandem/refused_launch.hpp"
 #include "tandem/stats.hpp"
 #include "tandem/stream.hpp"
 #include "tandem/view.hpp"
@@ -117,6 +118,11 @@ class Recorder {
   // Context::stats(): what the process saw of the context's counters.
   virtual void on_stats(const Context& /*ctx*/, const RuntimeStats& /*stats*/) {}
   virtual void on_sim_control(SimControl /*what*/, const StreamRef* /*stream*/, std::uint64_t /*value*/) {}
+  // A catalog launch that a layer above the runtime refused with `code`
+  // before calling tandem::launch (record_refused_launch,
+  // tandem/refused_launch.hpp): nothing was submitted. A launch the runtime
+  // itself refuses comes to on_launch_failed instead, never to both.
+  virtual void on_launch_refused(const RefusedLaunch& /*what*/, ErrorCode /*code*/) {}
 };
 
 // While one lives, the calling thread's runtime calls are not recorded: a

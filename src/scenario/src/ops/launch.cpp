@@ -13,6 +13,7 @@
 #include "ops.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/kernels/declared.hpp"
+#include "tandem/refused_launch.hpp"
 
 namespace tandem::scenario::detail {
 
@@ -172,6 +173,42 @@ const kernels::KernelEntry& resolve(const Step& st, LaunchPlan& p) {
   return *entry;
 }
 
+// A refusal of bind_views or resolve, for a recording
+// (tandem/refused_launch.hpp): the step as written, its views looked up
+// again (a name that holds no view is passed as none: the recording cannot
+// name it and leaves the step out). kernels::launch reports its own.
+[[gnu::cold, gnu::noinline]] void report_refusal(Engine& e, const Step& st, const LaunchPlan& p,
+                                                 StreamRef stream, ErrorCode code) noexcept {
+  try {
+    std::vector<std::shared_ptr<Handle>> held;
+    std::vector<RefusedLaunch::ViewArg> views;
+    std::vector<RefusedLaunch::ScalarArg> scalars;
+    for (std::size_t i = 0; i < p.params.size(); ++i) {
+      const kernels::ParamSpec& ps = p.params[i];
+      if (ps.kind == kernels::ArgKind::scalar) {
+        if (const auto it = st.scalars.find(ps.name); it != st.scalars.end())
+          scalars.push_back({ps.name, it->second});
+        continue;
+      }
+      const View* v = nullptr;
+      if (p.view_slots[i] != kNoSlot) {
+        try {
+          held.push_back(e.handles.view(p.view_slots[i], {"argument '", ps.name, "'"}));
+          v = &held.back()->view;
+        } catch (const Error&) {
+          // dropped, or not a view: left as none
+        }
+      }
+      views.push_back({ps.name, v});
+    }
+    const RefusedLaunch what{
+        stream, kernels::model_name(st.model), st.kernel, views, scalars, st.tile, p.grid, p.block};
+    record_refused_launch(what, code);
+  } catch (...) {
+    // Out of memory building the report: the step's own error is the one to keep.
+  }
+}
+
 // The launch's effect on the shadow model, now or (captured) per replay.
 void model_effect(Engine& e, const kernels::KernelEntry& entry, LaunchPlan& p, const LaunchFuture& f,
                   ThreadState& t) {
@@ -308,8 +345,15 @@ void exec_launch(Engine& e, const CompiledStep& s, ThreadState& t) {
   } release{p};
   e.handles.require_free(s.id);
   const Stream stream = e.session.stream(e.handles, s);
-  bind_views(e, st, p);
-  const kernels::KernelEntry& entry = resolve(st, p);
+  const kernels::KernelEntry* resolved = nullptr;
+  try {
+    bind_views(e, st, p);
+    resolved = &resolve(st, p);
+  } catch (const Error& err) {
+    report_refusal(e, st, p, stream, err.code());
+    throw;
+  }
+  const kernels::KernelEntry& entry = *resolved;
   e.session.arm_fault(s, stream);
   const std::uint64_t t0 = e.clock.ticks();
   LaunchFuture f = kernels::launch(stream, entry, p.args, p.grid, p.block);
