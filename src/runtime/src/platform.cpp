@@ -83,9 +83,14 @@ Device Platform::device(int ordinal) const {
 }
 
 bool Platform::wait_for_retirement(std::chrono::nanoseconds timeout) const {
-  if (Recorder* r = detail::active_recorder()) [[unlikely]]
-    r->on_wait_retirement();
-  return detail::Retirement::instance().wait_settled(nullptr, s_.get(), detail::deadline_after(timeout));
+  Recorder* r = detail::active_recorder();
+  if (r == nullptr) [[likely]]
+    return detail::Retirement::instance().wait_settled(nullptr, s_.get(), detail::deadline_after(timeout));
+  r->on_wait_retirement();
+  const bool settled =
+      detail::Retirement::instance().wait_settled(nullptr, s_.get(), detail::deadline_after(timeout));
+  if (!settled) r->on_retirement_wait_timed_out(timeout);
+  return settled;
 }
 
 const driver::DeviceInfo& Device::info() const noexcept {

@@ -90,8 +90,13 @@ std::optional<std::string> values_form(DType t, std::span<const std::byte> bytes
     return "{\"fill\": " + number(*v) + "}";
   }
   if (auto iota = iota_form(t, bytes, n)) return iota;
+  return values_list(t, bytes);
+}
+
+std::optional<std::string> values_list(DType t, std::span<const std::byte> bytes) {
+  const std::size_t size = dtype_size(t);
   std::string out = "[";
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < bytes.size() / size; ++i) {
     const auto v = element(t, bytes.data() + i * size);
     if (!v) return std::nullopt;
     out += (i ? ", " : "") + number(*v);

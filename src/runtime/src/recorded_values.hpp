@@ -22,6 +22,9 @@ namespace tandem::detail::recorded {
 // holds exactly, else the list of values; nullopt for a type a scenario
 // cannot write.
 [[nodiscard]] std::optional<std::string> values_form(DType t, std::span<const std::byte> bytes);
+// Always the list of values: a fill or iota would take the view's length,
+// not the data's (an upload refused for its size must stay refused).
+[[nodiscard]] std::optional<std::string> values_list(DType t, std::span<const std::byte> bytes);
 [[nodiscard]] std::string int_list(std::span<const std::int64_t> xs);
 // A launch dimension as [x], [x, y] or [x, y, z].
 [[nodiscard]] std::string dims(const driver::Dim3& d);

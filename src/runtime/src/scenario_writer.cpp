@@ -203,8 +203,14 @@ void ScenarioWriter::on_derive_failed(ViewOrigin origin, const ViewKey& parent, 
   if (!of) return;
   // The id a failed step would have made: a fresh name, never used again.
   const std::string id = "x" + std::to_string(next_name_++);
-  add(derive_body(origin, id, *of, args, nullptr, nullptr) +
-      ", \"expect_error\": " + quoted(error_code_name(code)));
+  const std::string expect = ", \"expect_error\": " + quoted(error_code_name(code));
+  if (origin == ViewOrigin::split_low || origin == ViewOrigin::split_high) {
+    const std::string high = "x" + std::to_string(next_name_++);
+    add("{\"op\": \"split\", \"of\": " + quoted(*of) + ", \"at\": " + std::to_string(args.index) +
+        ", \"ids\": [" + quoted(id) + ", " + quoted(high) + "]" + expect);
+    return;
+  }
+  add(derive_body(origin, id, *of, args, nullptr, nullptr) + expect);
 }
 
 void ScenarioWriter::on_view_dropped(const View& view) {
@@ -214,11 +220,12 @@ void ScenarioWriter::on_view_dropped(const View& view) {
 }
 
 std::optional<std::string> ScenarioWriter::transfer_body(StreamRef stream, const std::string& name, DType t,
-                                                         char kind, std::span<const std::byte> bytes) {
+                                                         char kind, std::span<const std::byte> bytes,
+                                                         bool exact) {
   const std::string head = "\"buf\": " + quoted(name) + ", \"stream\": " + quoted(stream_name(stream.id()));
   if (kind == 'd') return "{\"op\": \"download\", " + head;
   // A memset comes as one element of its byte pattern: a fill of that value.
-  const std::optional<std::string> from = values_form(t, bytes);
+  const std::optional<std::string> from = exact ? recorded::values_list(t, bytes) : values_form(t, bytes);
   if (!from) return std::nullopt;
   return "{\"op\": \"upload\", " + head + ", \"from\": " + *from;
 }
@@ -272,7 +279,9 @@ void ScenarioWriter::on_transfer_failed(StreamRef stream, const View& view, char
   const std::lock_guard lock(mu_);
   const auto name = name_of(key);
   if (!name) return;
-  if (auto b = transfer_body(stream, *name, view.dtype(), kind, bytes))
+  // Data not the view's size (refused for it) is written as its values, whose count a replay keeps.
+  const bool exact = bytes.size() != view.extent_bytes();
+  if (auto b = transfer_body(stream, *name, view.dtype(), kind, bytes, exact))
     add(std::move(*b) + ", \"expect_error\": " + quoted(error_code_name(code)));
 }
 
@@ -394,6 +403,16 @@ void ScenarioWriter::on_allocate_failed(StreamRef stream, DType dtype, std::uint
   add("{\"op\": \"alloc\", \"id\": " + quoted("x" + std::to_string(next_name_++)) +
       ", \"dtype\": " + quoted(dtype_name(dtype)) + ", \"len\": " + std::to_string(len) + ", \"stream\": " +
       quoted(stream_name(stream.id())) + ", \"expect_error\": " + quoted(error_code_name(code)));
+}
+
+// The `retire` step on_wait_retirement wrote gets the timeout and the
+// expected error a scenario's `retire` raises when it passes.
+void ScenarioWriter::on_retirement_wait_timed_out(std::chrono::nanoseconds timeout) {
+  const std::lock_guard lock(mu_);
+  std::vector<Step>* l = list();
+  if (l == nullptr || l->empty() || l->back().body != "{\"op\": \"retire\"") return;
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(timeout).count();
+  l->back().body += ", \"timeout_ms\": " + std::to_string(ms) + ", \"expect_error\": \"timeout\"";
 }
 
 void ScenarioWriter::on_stats(const Context& ctx, const RuntimeStats& s) {

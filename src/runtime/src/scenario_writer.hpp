@@ -54,6 +54,7 @@ class ScenarioWriter final : public Recorder {
   void on_graph_dropped(std::uint64_t id) override;
   void on_allocate_failed(StreamRef stream, DType dtype, std::uint64_t len, ErrorCode code) override;
   void on_stats(const Context& ctx, const RuntimeStats& stats) override;
+  void on_retirement_wait_timed_out(std::chrono::nanoseconds timeout) override;
   void on_sim_control(SimControl what, const StreamRef* stream, std::uint64_t value) override;
   void on_launch_refused(const RefusedLaunch& what, ErrorCode code) override;
 
@@ -106,7 +107,7 @@ class ScenarioWriter final : public Recorder {
   // step cannot say it (counted in the description).
   std::optional<std::string> refused_body(const RefusedLaunch& what);
   std::optional<std::string> transfer_body(StreamRef stream, const std::string& name, DType t, char kind,
-                                           std::span<const std::byte> bytes);
+                                           std::span<const std::byte> bytes, bool exact = false);
   std::string copy_body(StreamRef stream, const std::string& src, const std::string& dst);
   // A launch of a kernel without a catalog name as a declared_launch step:
   // its views and modes, replayed as leases with no body.

@@ -115,6 +115,9 @@ class Recorder {
                                   std::span<const std::byte> /*bytes*/, ErrorCode /*code*/) {}
   virtual void on_copy_failed(StreamRef /*stream*/, const View& /*src*/, const View& /*dst*/,
                               ErrorCode /*code*/) {}
+  // The wait for retirement this thread reported last (on_wait_retirement)
+  // returned false: `timeout` passed before retirement settled.
+  virtual void on_retirement_wait_timed_out(std::chrono::nanoseconds /*timeout*/) {}
   // Context::stats(): what the process saw of the context's counters.
   virtual void on_stats(const Context& /*ctx*/, const RuntimeStats& /*stats*/) {}
   virtual void on_sim_control(SimControl /*what*/, const StreamRef* /*stream*/, std::uint64_t /*value*/) {}

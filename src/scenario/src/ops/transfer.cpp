@@ -46,9 +46,17 @@ void exec_upload(Engine& e, const CompiledStep& s, ThreadState& t) {
   const View& v = h->view;
   const std::uint64_t n = v.element_count();
   if (st.init.kind == ValueForm::Kind::values && st.init.values.size() != n) {
+    // Asked of the runtime as it is, which refuses it (and a recording of
+    // the run writes it down); the error names the handle.
+    try {
+      (void)upload(stream, v, make_elements(v.dtype(), st.init, st.init.values.size()));
+    } catch (const Error& refused) {
+      throw Error(refused.code(), "upload of " + std::to_string(st.init.values.size()) + " values into '" +
+                                      st.buf + "', which holds " + std::to_string(n) + " elements");
+    }
     throw Error(ErrorCode::out_of_range, "upload of " + std::to_string(st.init.values.size()) +
                                              " values into '" + st.buf + "', which holds " +
-                                             std::to_string(n) + " elements");
+                                             std::to_string(n) + " elements (the runtime took it)");
   }
   std::vector<std::byte> data = make_elements(v.dtype(), st.init, n);
   const std::uint64_t t0 = e.clock.ticks();
