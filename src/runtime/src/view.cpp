@@ -250,9 +250,10 @@ std::pair<View, View> View::split_at(std::uint64_t k) && {
   if (tensor_) throw Error(ErrorCode::unsupported, "split_at of a tensor: convert it to a buffer first");
   const std::uint64_t count = element_count();
   if (k > count) {
-    if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    if (Recorder* r = detail::active_recorder()) [[unlikely]] {
       r->on_derive_failed(ViewOrigin::split_low, ViewKey::of(*this), DeriveArgs{.index = k},
                           ErrorCode::out_of_range);
+    }
     throw Error(ErrorCode::out_of_range, "split at " + std::to_string(k) + " of a " + std::to_string(count) +
                                              "-element view of " + alloc_name(alloc_));
   }
