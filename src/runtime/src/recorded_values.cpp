@@ -9,7 +9,7 @@
 
 namespace tandem::detail::recorded {
 
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string json_quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string number(double v) {
   char buf[32];

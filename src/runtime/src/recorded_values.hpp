@@ -14,7 +14,7 @@
 
 namespace tandem::detail::recorded {
 
-[[nodiscard]] std::string quoted(std::string_view s);
+[[nodiscard]] std::string json_quoted(std::string_view s);
 // The shortest text that reads back as `v`.
 [[nodiscard]] std::string number(double v);
 // An upload's data as a `from` form: {"fill": v} when every element is the

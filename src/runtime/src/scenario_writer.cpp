@@ -16,7 +16,7 @@
 namespace tandem::detail {
 
 using recorded::int_list;
-using recorded::quoted;
+using recorded::json_quoted;
 using recorded::values_form;
 
 std::vector<ScenarioWriter::Step>* ScenarioWriter::outer_list() {
@@ -117,33 +117,33 @@ std::string ScenarioWriter::derive_body(ViewOrigin origin, const std::string& id
   std::string b;
   switch (origin) {
     case ViewOrigin::allocate:
-      b = "{\"op\": \"alloc\", \"id\": " + quoted(id) + ", \"dtype\": " + quoted(dtype_name(made->dtype())) +
-          ", \"len\": " + std::to_string(a.len);
-      if (stream != nullptr) b += ", \"stream\": " + quoted(stream_name(stream->id()));
+      b = "{\"op\": \"alloc\", \"id\": " + json_quoted(id) +
+          ", \"dtype\": " + json_quoted(dtype_name(made->dtype())) + ", \"len\": " + std::to_string(a.len);
+      if (stream != nullptr) b += ", \"stream\": " + json_quoted(stream_name(stream->id()));
       return b;
     case ViewOrigin::adopt:
-      return "{\"op\": \"foreign\", \"id\": " + quoted(id) +
-             ", \"dtype\": " + quoted(dtype_name(made->dtype())) + ", \"len\": " + std::to_string(a.len);
+      return "{\"op\": \"foreign\", \"id\": " + json_quoted(id) +
+             ", \"dtype\": " + json_quoted(dtype_name(made->dtype())) + ", \"len\": " + std::to_string(a.len);
     case ViewOrigin::slice:
-      return "{\"op\": \"slice\", \"id\": " + quoted(id) + ", \"of\": " + quoted(of) +
+      return "{\"op\": \"slice\", \"id\": " + json_quoted(id) + ", \"of\": " + json_quoted(of) +
              ", \"offset\": " + std::to_string(a.offset) + ", \"len\": " + std::to_string(a.len);
     case ViewOrigin::peel:
-      return "{\"op\": \"peel\", \"id\": " + quoted(id) + ", \"of\": " + quoted(of) +
+      return "{\"op\": \"peel\", \"id\": " + json_quoted(id) + ", \"of\": " + json_quoted(of) +
              ", \"index\": " + std::to_string(a.index);
     case ViewOrigin::atomic:
-      return "{\"op\": \"atomic\", \"id\": " + quoted(id) + ", \"of\": " + quoted(of);
+      return "{\"op\": \"atomic\", \"id\": " + json_quoted(id) + ", \"of\": " + json_quoted(of);
     case ViewOrigin::as_buffer:
-      return "{\"op\": \"as_buffer\", \"id\": " + quoted(id) + ", \"of\": " + quoted(of);
+      return "{\"op\": \"as_buffer\", \"id\": " + json_quoted(id) + ", \"of\": " + json_quoted(of);
     case ViewOrigin::to_tensor:
-      return "{\"op\": \"to_tensor\", \"id\": " + quoted(id) + ", \"from\": " + quoted(of) +
+      return "{\"op\": \"to_tensor\", \"id\": " + json_quoted(id) + ", \"from\": " + json_quoted(of) +
              ", \"shape\": " + int_list(a.shape);
     case ViewOrigin::into_buffer:
-      return "{\"op\": \"into_buffer\", \"id\": " + quoted(id) + ", \"from\": " + quoted(of);
+      return "{\"op\": \"into_buffer\", \"id\": " + json_quoted(id) + ", \"from\": " + json_quoted(of);
     case ViewOrigin::reinterpret:
-      return "{\"op\": \"reinterpret\", \"id\": " + quoted(id) + ", \"from\": " + quoted(of) +
-             ", \"dtype\": " + quoted(dtype_name(a.dtype));
+      return "{\"op\": \"reinterpret\", \"id\": " + json_quoted(id) + ", \"from\": " + json_quoted(of) +
+             ", \"dtype\": " + json_quoted(dtype_name(a.dtype));
     case ViewOrigin::tensor_view: {
-      b = "{\"op\": \"tensor_view\", \"id\": " + quoted(id) + ", \"of\": " + quoted(of);
+      b = "{\"op\": \"tensor_view\", \"id\": " + json_quoted(id) + ", \"of\": " + json_quoted(of);
       if (!a.shape.empty()) b += ", \"shape\": " + int_list(a.shape);
       if (!a.ranges.empty()) {
         b += ", \"slice\": [";
@@ -183,15 +183,15 @@ void ScenarioWriter::on_view_derived(ViewOrigin origin, const ViewKey* parent, c
   }
   if (origin == ViewOrigin::split_high) {
     if (split_low_.empty()) return;
-    add("{\"op\": \"split\", \"of\": " + quoted(split_of_) + ", \"at\": " + std::to_string(args.index) +
-        ", \"ids\": [" + quoted(split_low_) + ", " + quoted(id) + "]");
+    add("{\"op\": \"split\", \"of\": " + json_quoted(split_of_) + ", \"at\": " + std::to_string(args.index) +
+        ", \"ids\": [" + json_quoted(split_low_) + ", " + json_quoted(id) + "]");
     split_low_.clear();
     free_name(split_of_);
     return;
   }
   std::string body = derive_body(origin, id, of.value_or(""), args, &made, stream);
   if (const auto s = context_streams_.find(adopted_in); adopted_in != 0 && s != context_streams_.end())
-    body += ", \"stream\": " + quoted(s->second);
+    body += ", \"stream\": " + json_quoted(s->second);
   add(std::move(body));
   if (consumes && of) free_name(*of);
 }
@@ -203,11 +203,11 @@ void ScenarioWriter::on_derive_failed(ViewOrigin origin, const ViewKey& parent, 
   if (!of) return;
   // The id a failed step would have made: a fresh name, never used again.
   const std::string id = "x" + std::to_string(next_name_++);
-  const std::string expect = ", \"expect_error\": " + quoted(error_code_name(code));
+  const std::string expect = ", \"expect_error\": " + json_quoted(error_code_name(code));
   if (origin == ViewOrigin::split_low || origin == ViewOrigin::split_high) {
     const std::string high = "x" + std::to_string(next_name_++);
-    add("{\"op\": \"split\", \"of\": " + quoted(*of) + ", \"at\": " + std::to_string(args.index) +
-        ", \"ids\": [" + quoted(id) + ", " + quoted(high) + "]" + expect);
+    add("{\"op\": \"split\", \"of\": " + json_quoted(*of) + ", \"at\": " + std::to_string(args.index) +
+        ", \"ids\": [" + json_quoted(id) + ", " + json_quoted(high) + "]" + expect);
     return;
   }
   add(derive_body(origin, id, *of, args, nullptr, nullptr) + expect);
@@ -216,13 +216,14 @@ void ScenarioWriter::on_derive_failed(ViewOrigin origin, const ViewKey& parent, 
 void ScenarioWriter::on_view_dropped(const View& view) {
   const ViewKey key = ViewKey::of(view);
   const std::lock_guard lock(mu_);
-  if (const auto name = take_name(key)) add("{\"op\": \"drop\", \"id\": " + quoted(*name));
+  if (const auto name = take_name(key)) add("{\"op\": \"drop\", \"id\": " + json_quoted(*name));
 }
 
 std::optional<std::string> ScenarioWriter::transfer_body(StreamRef stream, const std::string& name, DType t,
                                                          char kind, std::span<const std::byte> bytes,
                                                          bool exact) {
-  const std::string head = "\"buf\": " + quoted(name) + ", \"stream\": " + quoted(stream_name(stream.id()));
+  const std::string head =
+      "\"buf\": " + json_quoted(name) + ", \"stream\": " + json_quoted(stream_name(stream.id()));
   if (kind == 'd') return "{\"op\": \"download\", " + head;
   // A memset comes as one element of its byte pattern: a fill of that value.
   const std::optional<std::string> from = exact ? recorded::values_list(t, bytes) : values_form(t, bytes);
@@ -243,14 +244,14 @@ void ScenarioWriter::on_transfer(StreamRef stream, const View& view, char kind,
       ++unchecked_reads_;
       if (!view.is_contiguous()) return;  // a download could not read it
       const std::string head =
-          "\"buf\": " + quoted(*name) + ", \"stream\": " + quoted(stream_name(stream.id()));
+          "\"buf\": " + json_quoted(*name) + ", \"stream\": " + json_quoted(stream_name(stream.id()));
       const std::string id = "r" + std::to_string(next_name_++);
-      add("{\"op\": \"download\", " + head + ", \"id\": " + quoted(id));
-      add("{\"op\": \"wait\", \"id\": " + quoted(id));
+      add("{\"op\": \"download\", " + head + ", \"id\": " + json_quoted(id));
+      add("{\"op\": \"wait\", \"id\": " + json_quoted(id));
       return;
     }
     if (const auto values = values_form(view.dtype(), bytes)) {
-      add("{\"op\": \"check\", \"what\": \"contents\", \"of\": " + quoted(*name) +
+      add("{\"op\": \"check\", \"what\": \"contents\", \"of\": " + json_quoted(*name) +
           ", \"equals\": " + *values);
     }
     return;
@@ -260,7 +261,7 @@ void ScenarioWriter::on_transfer(StreamRef stream, const View& view, char kind,
   // sim's copy faults).
   if (kind == 'm' && std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; })) {
     std::vector<Step>* l = list();
-    const std::string alloc = "{\"op\": \"alloc\", \"id\": " + quoted(*name) + ",";
+    const std::string alloc = "{\"op\": \"alloc\", \"id\": " + json_quoted(*name) + ",";
     if (l != nullptr && !l->empty() && l->back().body.starts_with(alloc) &&
         l->back().body.find("\"init\"") == std::string::npos) {
       l->back().body += ", \"init\": \"zero\"";
@@ -282,12 +283,12 @@ void ScenarioWriter::on_transfer_failed(StreamRef stream, const View& view, char
   // Data not the view's size (refused for it) is written as its values, whose count a replay keeps.
   const bool exact = bytes.size() != view.extent_bytes();
   if (auto b = transfer_body(stream, *name, view.dtype(), kind, bytes, exact))
-    add(std::move(*b) + ", \"expect_error\": " + quoted(error_code_name(code)));
+    add(std::move(*b) + ", \"expect_error\": " + json_quoted(error_code_name(code)));
 }
 
 std::string ScenarioWriter::copy_body(StreamRef stream, const std::string& src, const std::string& dst) {
-  return "{\"op\": \"copy\", \"src\": " + quoted(src) + ", \"dst\": " + quoted(dst) +
-         ", \"stream\": " + quoted(stream_name(stream.id()));
+  return "{\"op\": \"copy\", \"src\": " + json_quoted(src) + ", \"dst\": " + json_quoted(dst) +
+         ", \"stream\": " + json_quoted(stream_name(stream.id()));
 }
 
 void ScenarioWriter::on_copy(StreamRef stream, const View& src, const View& dst, std::uint64_t submission) {
@@ -305,19 +306,19 @@ void ScenarioWriter::on_copy_failed(StreamRef stream, const View& src, const Vie
   const std::lock_guard lock(mu_);
   const auto s = name_of(ks), d = name_of(kd);
   if (!s || !d) return;
-  add(copy_body(stream, *s, *d) + ", \"expect_error\": " + quoted(error_code_name(code)));
+  add(copy_body(stream, *s, *d) + ", \"expect_error\": " + json_quoted(error_code_name(code)));
 }
 
 void ScenarioWriter::on_wait_submission(std::uint64_t submission) {
   const std::lock_guard lock(mu_);
   if (!named_.contains(submission)) return;  // no step of the recording made it
   waited_.insert(submission);
-  add("{\"op\": \"wait\", \"id\": " + quoted("k" + std::to_string(submission)));
+  add("{\"op\": \"wait\", \"id\": " + json_quoted("k" + std::to_string(submission)));
 }
 
 void ScenarioWriter::on_wait_stream(StreamRef stream) {
   const std::lock_guard lock(mu_);
-  add("{\"op\": \"wait\", \"stream\": " + quoted(stream_name(stream.id())));
+  add("{\"op\": \"wait\", \"stream\": " + json_quoted(stream_name(stream.id())));
 }
 
 void ScenarioWriter::on_wait_retirement() {
@@ -329,7 +330,7 @@ void ScenarioWriter::on_context_borrowed(const Context& ctx) {
   const std::lock_guard lock(mu_);
   const std::string name = "bc" + std::to_string(contexts_.size());
   contexts_[ctx.id()] = name;
-  add("{\"op\": \"borrow_context\", \"id\": " + quoted(name));
+  add("{\"op\": \"borrow_context\", \"id\": " + json_quoted(name));
 }
 
 void ScenarioWriter::on_stream_borrowed(const Stream& stream) {
@@ -338,9 +339,9 @@ void ScenarioWriter::on_stream_borrowed(const Stream& stream) {
   // Named here, so never listed in `streams` (the replay makes and borrows its own).
   const std::string name = "bs" + std::to_string(borrowed_streams_++);
   streams_[stream.id()] = name;
-  std::string b = "{\"op\": \"borrow_stream\", \"id\": " + quoted(name);
+  std::string b = "{\"op\": \"borrow_stream\", \"id\": " + json_quoted(name);
   if (const auto c = contexts_.find(ctx); c != contexts_.end()) {
-    b += ", \"context\": " + quoted(c->second);
+    b += ", \"context\": " + json_quoted(c->second);
     context_streams_.emplace(ctx, name);
   }
   add(std::move(b));
@@ -360,8 +361,8 @@ void ScenarioWriter::on_capture_ended(StreamRef stream, const Graph& graph) {
   const std::string name = "g" + std::to_string(next_name_++);
   graphs_[graph.id()] = name;
   made_in_[name] = outer_list();
-  std::string b = "{\"op\": \"capture\", \"graph\": " + quoted(name) +
-                  ", \"stream\": " + quoted(stream_name(stream.id())) + ", \"steps\": [";
+  std::string b = "{\"op\": \"capture\", \"graph\": " + json_quoted(name) +
+                  ", \"stream\": " + json_quoted(stream_name(stream.id())) + ", \"steps\": [";
   for (std::size_t i = 0; i < body.size(); ++i) b += (i ? ", " : "") + body[i];
   add(b + "]");
 }
@@ -375,8 +376,8 @@ void ScenarioWriter::on_graph_replayed(const Graph& graph, StreamRef stream, std
   const std::lock_guard lock(mu_);
   const auto g = graphs_.find(graph.id());
   if (g == graphs_.end()) return;
-  add("{\"op\": \"replay\", \"graph\": " + quoted(g->second) +
-          ", \"stream\": " + quoted(stream_name(stream.id())),
+  add("{\"op\": \"replay\", \"graph\": " + json_quoted(g->second) +
+          ", \"stream\": " + json_quoted(stream_name(stream.id())),
       submission);
   take_fault(stream.id(), submission);
 }
@@ -385,24 +386,25 @@ void ScenarioWriter::on_graph_replay_failed(const Graph& graph, StreamRef stream
   const std::lock_guard lock(mu_);
   const auto g = graphs_.find(graph.id());
   if (g == graphs_.end()) return;
-  add("{\"op\": \"replay\", \"graph\": " + quoted(g->second) + ", \"stream\": " +
-      quoted(stream_name(stream.id())) + ", \"expect_error\": " + quoted(error_code_name(code)));
+  add("{\"op\": \"replay\", \"graph\": " + json_quoted(g->second) + ", \"stream\": " +
+      json_quoted(stream_name(stream.id())) + ", \"expect_error\": " + json_quoted(error_code_name(code)));
 }
 
 void ScenarioWriter::on_graph_dropped(std::uint64_t id) {
   const std::lock_guard lock(mu_);
   const auto g = graphs_.find(id);
   if (g == graphs_.end()) return;
-  add("{\"op\": \"drop\", \"id\": " + quoted(g->second));
+  add("{\"op\": \"drop\", \"id\": " + json_quoted(g->second));
   made_in_.erase(g->second);
   graphs_.erase(g);
 }
 
 void ScenarioWriter::on_allocate_failed(StreamRef stream, DType dtype, std::uint64_t len, ErrorCode code) {
   const std::lock_guard lock(mu_);
-  add("{\"op\": \"alloc\", \"id\": " + quoted("x" + std::to_string(next_name_++)) +
-      ", \"dtype\": " + quoted(dtype_name(dtype)) + ", \"len\": " + std::to_string(len) + ", \"stream\": " +
-      quoted(stream_name(stream.id())) + ", \"expect_error\": " + quoted(error_code_name(code)));
+  add("{\"op\": \"alloc\", \"id\": " + json_quoted("x" + std::to_string(next_name_++)) +
+      ", \"dtype\": " + json_quoted(dtype_name(dtype)) + ", \"len\": " + std::to_string(len) +
+      ", \"stream\": " + json_quoted(stream_name(stream.id())) +
+      ", \"expect_error\": " + json_quoted(error_code_name(code)));
 }
 
 // The `retire` step on_wait_retirement wrote gets the timeout and the
@@ -446,7 +448,7 @@ std::vector<std::string> ScenarioWriter::closed(const std::vector<Step>& steps) 
   for (const Step& st : steps) {
     std::string b = st.body;
     if (st.submission != 0 && (waited_.contains(st.submission) || faulted_.contains(st.submission)))
-      b += ", \"id\": " + quoted("k" + std::to_string(st.submission));
+      b += ", \"id\": " + json_quoted("k" + std::to_string(st.submission));
     out.push_back(b + "}");
   }
   return out;
@@ -457,7 +459,7 @@ std::map<const std::vector<ScenarioWriter::Step>*, std::vector<std::string>> Sce
   const auto forget = [&](const std::string& name) {
     const auto m = made_in_.find(name);
     if (m != made_in_.end() && m->second != nullptr)
-      out[m->second].push_back("{\"op\": \"forget\", \"id\": " + quoted(name) + "}");
+      out[m->second].push_back("{\"op\": \"forget\", \"id\": " + json_quoted(name) + "}");
   };
   for (const auto& [key, names] : live_)
     for (const std::string& n : names) forget(n);
@@ -478,7 +480,7 @@ std::string ScenarioWriter::expect_section(bool leaks) const {
   }
   std::string e;
   const auto key = [&e](const char* k, std::uint64_t v) {
-    if (v != 0) e += std::string(e.empty() ? "" : ", ") + quoted(k) + ": " + std::to_string(v);
+    if (v != 0) e += std::string(e.empty() ? "" : ", ") + json_quoted(k) + ": " + std::to_string(v);
   };
   if (leaks) {
     key("live_allocations", sum.live);
@@ -495,7 +497,7 @@ std::string ScenarioWriter::sim_section() const {
     s += std::string(s.empty() ? "" : ", ") + "\"stream_delay_us\": {";
     bool first = true;
     for (const auto& [name, us] : delays_us_) {
-      s += std::string(first ? "" : ", ") + quoted(name) + ": " + std::to_string(us);
+      s += std::string(first ? "" : ", ") + json_quoted(name) + ": " + std::to_string(us);
       first = false;
     }
     s += "}";
@@ -503,10 +505,10 @@ std::string ScenarioWriter::sim_section() const {
   std::string f;
   for (const std::uint64_t sub : unknown_faults_) {
     f += std::string(f.empty() ? "" : ", ") +
-         "{\"kind\": \"completion_unknown\", \"submission\": " + quoted("k" + std::to_string(sub)) + "}";
+         "{\"kind\": \"completion_unknown\", \"submission\": " + json_quoted("k" + std::to_string(sub)) + "}";
   }
   for (const auto& [kind, nth] : counted_faults_) {
-    f += std::string(f.empty() ? "" : ", ") + "{\"kind\": " + quoted(kind) +
+    f += std::string(f.empty() ? "" : ", ") + "{\"kind\": " + json_quoted(kind) +
          ", \"nth\": " + std::to_string(nth) + "}";
   }
   if (!f.empty()) s += std::string(s.empty() ? "" : ", ") + "\"faults\": [" + f + "]";
@@ -551,9 +553,10 @@ std::string ScenarioWriter::text() {
   }
   std::string out =
       "{\n  \"format\": \"tandem.scenario/1\",\n  \"name\": \"recorded\",\n  \"description\": " +
-      quoted(description) + ",\n  \"backend\": \"auto\",\n  \"conflict_policy\": " +
-      quoted(conflict_policy_name(policy_.value_or(ConflictPolicy::order))) + ",\n  \"streams\": [";
-  for (std::size_t i = 0; i < stream_order_.size(); ++i) out += (i ? ", " : "") + quoted(stream_order_[i]);
+      json_quoted(description) + ",\n  \"backend\": \"auto\",\n  \"conflict_policy\": " +
+      json_quoted(conflict_policy_name(policy_.value_or(ConflictPolicy::order))) + ",\n  \"streams\": [";
+  for (std::size_t i = 0; i < stream_order_.size(); ++i)
+    out += (i ? ", " : "") + json_quoted(stream_order_[i]);
   out += "],\n  \"steps\": [";
   append_steps(out, close(steps_), "    ");
   out += "\n  ]";
@@ -561,7 +564,7 @@ std::string ScenarioWriter::text() {
     out += ",\n  \"threads\": {";
     bool first = true;
     for (const auto& [name, steps] : threads_) {
-      out += std::string(first ? "\n" : ",\n") + "    " + quoted(name) + ": [";
+      out += std::string(first ? "\n" : ",\n") + "    " + json_quoted(name) + ": [";
       append_steps(out, close(steps), "      ");
       out += "\n    ]";
       first = false;

@@ -13,8 +13,8 @@ namespace tandem::detail {
 
 using recorded::dims;
 using recorded::int_list;
+using recorded::json_quoted;
 using recorded::number;
-using recorded::quoted;
 using recorded::scalar_at;
 
 namespace {
@@ -43,8 +43,9 @@ void ScenarioWriter::skip_launch(std::string_view kernel) {
 
 std::string ScenarioWriter::launch_head(std::string_view model, std::string_view kernel, StreamRef stream,
                                         const std::string& args, const std::string& scalars) {
-  std::string b = "{\"op\": \"launch\", \"model\": " + quoted(model) + ", \"kernel\": " + quoted(kernel) +
-                  ", \"stream\": " + quoted(stream_name(stream.id())) + ", \"args\": {" + args + "}";
+  std::string b = "{\"op\": \"launch\", \"model\": " + json_quoted(model) +
+                  ", \"kernel\": " + json_quoted(kernel) +
+                  ", \"stream\": " + json_quoted(stream_name(stream.id())) + ", \"args\": {" + args + "}";
   if (!scalars.empty()) b += ", \"scalars\": {" + scalars + "}";
   return b;
 }
@@ -65,9 +66,9 @@ std::optional<std::string> ScenarioWriter::launch_body(StreamRef stream, const d
         skip_launch(k->name);
         return std::nullopt;
       }
-      args += (args.empty() ? "" : ", ") + quoted(p.name) + ": " + quoted(*name);
+      args += (args.empty() ? "" : ", ") + json_quoted(p.name) + ": " + json_quoted(*name);
     } else {
-      scalars += (scalars.empty() ? "" : ", ") + quoted(p.name) + ": " +
+      scalars += (scalars.empty() ? "" : ", ") + json_quoted(p.name) + ": " +
                  number(scalar_at(p.scalar_dtype, params[i]));
     }
   }
@@ -98,10 +99,10 @@ std::optional<std::string> ScenarioWriter::refused_body(const RefusedLaunch& w) 
       skip_launch(w.kernel);
       return std::nullopt;
     }
-    args += (args.empty() ? "" : ", ") + quoted(a.param) + ": " + quoted(*name);
+    args += (args.empty() ? "" : ", ") + json_quoted(a.param) + ": " + json_quoted(*name);
   }
   for (const RefusedLaunch::ScalarArg& s : w.scalars)
-    scalars += (scalars.empty() ? "" : ", ") + quoted(s.param) + ": " + number(s.value);
+    scalars += (scalars.empty() ? "" : ", ") + json_quoted(s.param) + ": " + number(s.value);
   // As asked, not as the catalog would have made them: the replay asks the same.
   std::string b = launch_head(w.model, w.kernel, w.stream, args, scalars);
   if (w.grid) b += ", \"grid\": " + dims(*w.grid);
@@ -120,13 +121,13 @@ std::optional<std::string> ScenarioWriter::declared_body(StreamRef stream, const
       skip_launch(symbol.name);
       return std::nullopt;
     }
-    list += std::string(list.empty() ? "" : ", ") + "{\"view\": " + quoted(*name) +
-            ", \"access\": " + quoted(declared_access_name(va.access)) + "}";
+    list += std::string(list.empty() ? "" : ", ") + "{\"view\": " + json_quoted(*name) +
+            ", \"access\": " + json_quoted(declared_access_name(va.access)) + "}";
   }
   ++declared_launches_;
   declared_kernels_.insert(symbol.name);
-  return "{\"op\": \"declared_launch\", \"kernel\": " + quoted(symbol.name) +
-         ", \"stream\": " + quoted(stream_name(stream.id())) + ", \"accesses\": [" + list +
+  return "{\"op\": \"declared_launch\", \"kernel\": " + json_quoted(symbol.name) +
+         ", \"stream\": " + json_quoted(stream_name(stream.id())) + ", \"accesses\": [" + list +
          "], \"grid\": " + dims(d.grid) + ", \"block\": " + dims(d.block);
 }
 
@@ -155,14 +156,14 @@ void ScenarioWriter::on_launch_failed(StreamRef stream, const driver::KernelSymb
                                       std::span<const ViewAccess> accesses, ErrorCode code) {
   const std::lock_guard lock(mu_);
   if (auto b = launch_body(stream, symbol, d, params, accesses)) {
-    add(std::move(*b) + ", \"expect_error\": " + quoted(error_code_name(code)));
+    add(std::move(*b) + ", \"expect_error\": " + json_quoted(error_code_name(code)));
   }
 }
 
 void ScenarioWriter::on_launch_refused(const RefusedLaunch& what, ErrorCode code) {
   const std::lock_guard lock(mu_);
   if (auto b = refused_body(what))
-    add(std::move(*b) + ", \"expect_error\": " + quoted(error_code_name(code)));
+    add(std::move(*b) + ", \"expect_error\": " + json_quoted(error_code_name(code)));
 }
 
 }  // namespace tandem::detail
