@@ -41,6 +41,9 @@ class CountingRecorder final : public Recorder {
   void on_wait_submission(std::uint64_t) override { bump("wait"); }
   void on_wait_stream(StreamRef) override { bump("wait_stream"); }
   void on_wait_retirement() override { bump("retire"); }
+  void on_view_query(const View&, ViewQuery what, std::uint64_t answer) override {
+    bump((what == ViewQuery::unique ? "unique." : "views.") + std::to_string(answer));
+  }
 
   int count(const std::string& what) {
     const std::lock_guard lock(mu_);
@@ -111,6 +114,23 @@ TEST_F(Recording, AFailedConversionReachesTheRecorderWithItsCode) {
   EXPECT_THROW((void)std::move(buf).to_tensor(shape), Error);
   EXPECT_EQ(rec_.count("failed.aliased"), 1);
   EXPECT_EQ(rec_.count(derive(ViewOrigin::to_tensor)), 0);
+}
+
+TEST_F(Recording, AProgramsQueriesReachTheRecorderWithTheirAnswersButAConversionsCheckDoesNot) {
+  Env e = env();
+  View buf = allocate(e.a, DType::f32, 16);
+  EXPECT_TRUE(buf.is_unique());
+  {
+    View alias = buf.slice(0, 4);
+    EXPECT_FALSE(buf.is_unique());
+    EXPECT_EQ(buf.view_count(), 2U);
+  }
+  const std::int64_t shape[] = {16};
+  View t = std::move(buf).to_tensor(shape);  // checks uniqueness itself
+  EXPECT_EQ(rec_.count("unique.1"), 1);
+  EXPECT_EQ(rec_.count("unique.0"), 1);
+  EXPECT_EQ(rec_.count("views.2"), 1);
+  EXPECT_EQ(rec_.count(derive(ViewOrigin::to_tensor)), 1);
 }
 
 TEST_F(Recording, NothingReachesARecorderOnceItIsUninstalled) {

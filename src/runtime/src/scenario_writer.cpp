@@ -219,6 +219,19 @@ void ScenarioWriter::on_view_dropped(const View& view) {
   if (const auto name = take_name(key)) add("{\"op\": \"drop\", \"id\": " + json_quoted(*name));
 }
 
+// The answer the program got becomes the check's expectation: the replay
+// asks again and fails where the runtime answers otherwise.
+void ScenarioWriter::on_view_query(const View& view, ViewQuery what, std::uint64_t answer) {
+  const ViewKey key = ViewKey::of(view);
+  const std::lock_guard lock(mu_);
+  const auto name = name_of(key);
+  if (!name) return;
+  const bool unique = what == ViewQuery::unique;
+  add(std::string("{\"op\": \"check\", \"what\": ") + (unique ? "\"unique\"" : "\"views\"") +
+      ", \"of\": " + json_quoted(*name) +
+      ", \"value\": " + (unique ? (answer != 0 ? "true" : "false") : std::to_string(answer)));
+}
+
 std::optional<std::string> ScenarioWriter::transfer_body(StreamRef stream, const std::string& name, DType t,
                                                          char kind, std::span<const std::byte> bytes,
                                                          bool exact) {

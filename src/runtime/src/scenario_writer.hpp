@@ -57,6 +57,7 @@ class ScenarioWriter final : public Recorder {
   void on_retirement_wait_timed_out(std::chrono::nanoseconds timeout) override;
   void on_sim_control(SimControl what, const StreamRef* stream, std::uint64_t value) override;
   void on_launch_refused(const RefusedLaunch& what, ErrorCode code) override;
+  void on_view_query(const View& view, ViewQuery what, std::uint64_t answer) override;
 
   // The scenario as JSON text; write_file() puts it at the path given.
   [[nodiscard]] std::string text();

@@ -137,7 +137,8 @@ void View::require_valid(const char* what) const {
 void View::require_unique(const char* what) const {
   require_valid(what);
   if (base::mutant(base::Mutant::transfer_ignores_aliases)) return;
-  if (!is_unique()) {
+  alloc_->ctx->uniqueness_checks.add();
+  if (!alloc_->is_unique()) {  // not is_unique(): the runtime's own check is no program query to record
     throw Error(ErrorCode::aliased, std::string(what) + " needs the only view of " + alloc_name(alloc_) +
                                         ", which has " + std::to_string(alloc_->views()) + " views and " +
                                         std::to_string(alloc_->graphs()) + " graph references");
@@ -188,12 +189,18 @@ driver::DevicePtr View::device_ptr() const {
 bool View::is_unique() const {
   require_valid("is_unique");
   alloc_->ctx->uniqueness_checks.add();
-  return alloc_->is_unique();
+  const bool unique = alloc_->is_unique();
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_view_query(*this, ViewQuery::unique, unique ? 1 : 0);
+  return unique;
 }
 
 std::uint64_t View::view_count() const {
   require_valid("view_count");
-  return alloc_->views();
+  const std::uint64_t n = alloc_->views();
+  if (Recorder* r = detail::active_recorder()) [[unlikely]]
+    r->on_view_query(*this, ViewQuery::views, n);
+  return n;
 }
 
 View View::share() const {

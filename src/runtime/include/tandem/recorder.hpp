@@ -64,6 +64,9 @@ enum class SimControl : std::uint8_t {
   copy_fail
 };
 
+// A question a program asked of a view (View::is_unique, View::view_count).
+enum class ViewQuery : std::uint8_t { unique, views };
+
 class Recorder {
  public:
   virtual ~Recorder() = default;
@@ -126,6 +129,8 @@ class Recorder {
   // tandem/refused_launch.hpp): nothing was submitted. A launch the runtime
   // itself refuses comes to on_launch_failed instead, never to both.
   virtual void on_launch_refused(const RefusedLaunch& /*what*/, ErrorCode /*code*/) {}
+  // The program asked `what` of `view` and got `answer` (1/0 for unique).
+  virtual void on_view_query(const View& /*view*/, ViewQuery /*what*/, std::uint64_t /*answer*/) {}
 };
 
 // While one lives, the calling thread's runtime calls are not recorded: a
