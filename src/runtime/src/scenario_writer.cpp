@@ -44,7 +44,6 @@ void ScenarioWriter::add(std::string body, std::uint64_t submission) {
 void ScenarioWriter::take_fault(std::uint64_t stream_id, std::uint64_t submission) {
   if (submission == 0 || unknown_armed_.erase(stream_id) == 0) return;
   faulted_.insert(submission);
-  unknown_faults_.push_back(submission);
 }
 
 std::string ScenarioWriter::stream_name(std::uint64_t id) {
@@ -499,7 +498,7 @@ std::string ScenarioWriter::expect_section(bool leaks) const {
     key("live_allocations", sum.live);
     key("foreign_owners_unreleased", sum.foreign);
   }
-  if (!unknown_faults_.empty()) key("quarantined_allocations", sum.quarantined);
+  if (!faulted_.empty()) key("quarantined_allocations", sum.quarantined);
   return e.empty() ? "" : ",\n  \"expect\": {" + e + "}";
 }
 
@@ -516,7 +515,7 @@ std::string ScenarioWriter::sim_section() const {
     s += "}";
   }
   std::string f;
-  for (const std::uint64_t sub : unknown_faults_) {
+  for (const std::uint64_t sub : faulted_) {
     f += std::string(f.empty() ? "" : ", ") +
          "{\"kind\": \"completion_unknown\", \"submission\": " + json_quoted("k" + std::to_string(sub)) + "}";
   }

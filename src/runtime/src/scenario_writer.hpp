@@ -159,8 +159,7 @@ class ScenarioWriter final : public Recorder {
   std::map<std::string, std::uint64_t> delays_us_;
   std::map<std::string, std::uint64_t> counted_faults_;
   std::set<std::uint64_t> unknown_armed_;  // stream ids
-  std::vector<std::uint64_t> unknown_faults_;
-  std::set<std::uint64_t> faulted_;
+  std::set<std::uint64_t> faulted_;  // submissions that took completion_unknown
   // The counters each context last showed Context::stats().
   struct Seen {
     std::uint64_t live = 0, quarantined = 0, foreign = 0;
