@@ -41,6 +41,9 @@ class CountingRecorder final : public Recorder {
   void on_wait_submission(std::uint64_t) override { bump("wait"); }
   void on_wait_stream(StreamRef) override { bump("wait_stream"); }
   void on_wait_retirement() override { bump("retire"); }
+  void on_use_refused(std::string_view op, ErrorCode code) override {
+    bump("refused." + std::string(op) + "." + std::string(error_code_name(code)));
+  }
   void on_view_query(const View&, ViewQuery what, std::uint64_t answer) override {
     bump((what == ViewQuery::unique ? "unique." : "views.") + std::to_string(answer));
   }
@@ -131,6 +134,15 @@ TEST_F(Recording, AProgramsQueriesReachTheRecorderWithTheirAnswersButAConversion
   EXPECT_EQ(rec_.count("unique.0"), 1);
   EXPECT_EQ(rec_.count("views.2"), 1);
   EXPECT_EQ(rec_.count(derive(ViewOrigin::to_tensor)), 1);
+}
+
+TEST_F(Recording, ADerivationFromAMovedFromViewReachesTheRecorderAsARefusedUse) {
+  Env e = env();
+  View buf = allocate(e.a, DType::f32, 16);
+  View moved = std::move(buf);
+  EXPECT_THROW((void)buf.slice(0, 4), Error);  // NOLINT(bugprone-use-after-move): the point of the test
+  EXPECT_EQ(rec_.count("refused.slice.invalid_handle"), 1);
+  EXPECT_EQ(rec_.count(derive(ViewOrigin::slice)), 0);
 }
 
 TEST_F(Recording, NothingReachesARecorderOnceItIsUninstalled) {

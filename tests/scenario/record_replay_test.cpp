@@ -223,5 +223,45 @@ TEST(RecordReplay, ALaunchKernelsRefusesUnderTheEngineIsRecordedOnce) {
   std::filesystem::remove(file);
 }
 
+TEST(RecordReplay, StepsRefusedByANameAreRecordedOnceEachWithTheirCodesAndReplayTheSame) {
+  // A launch on a dropped buffer (the engine's table refuses it while
+  // binding: not also as a refused launch), a drop of a consumed name, a
+  // wait on a name that never held a future, and a name taken twice.
+  const std::string text = R"({"format": "tandem.scenario/1", "name": "refused-by-name",
+    "streams": ["s0"], "steps": [
+      {"op": "alloc", "id": "x", "dtype": "f32", "len": 64, "init": "zero"},
+      {"op": "alloc", "id": "x", "dtype": "f32", "len": 8, "expect_error": "invalid_handle"},
+      {"op": "alloc", "id": "gone", "dtype": "f32", "len": 16},
+      {"op": "drop", "id": "gone"},
+      {"op": "launch", "model": "simt", "kernel": "fill", "stream": "s0", "args": {"out": "gone"},
+       "scalars": {"value": 1}, "expect_error": "invalid_handle"},
+      {"op": "to_tensor", "id": "t", "from": "x", "shape": [8, 8]},
+      {"op": "drop", "id": "x", "expect_error": "invalid_handle"},
+      {"op": "wait", "id": "t", "expect_error": "invalid_handle"},
+      {"op": "drop", "id": "t"}]})";
+  const std::filesystem::path file = fresh_path("refused-by-name.json");
+  const RunResult original = run_recorded(text, file);
+  ASSERT_EQ(original.outcome, Outcome::pass) << original.report.dump(2);
+  const std::string recorded = read_file(file);
+  std::size_t gone = 0;
+  for (std::size_t at = 0;
+       (at = recorded.find(R"({"op": "drop", "id": "gone", "expect_error": "invalid_handle"})", at)) !=
+       std::string::npos;
+       ++at)
+    ++gone;
+  EXPECT_EQ(gone, 4U) << recorded;
+  EXPECT_EQ(recorded.find(R"("kernel": "fill")"), std::string::npos) << "also written as a refused launch:\n"
+                                                                     << recorded;
+  EXPECT_NE(recorded.find("alloc x1 drop x1 launch x1 wait x1"), std::string::npos) << recorded;
+  const Scenario sc = load_text(recorded, file.string());
+  RunOptions ro;
+  ro.backend = BackendKind::sim;
+  ro.file_text = recorded;
+  const RunResult replay = run(sc, ro);
+  EXPECT_EQ(replay.outcome, Outcome::pass) << replay.report.dump(2);
+  EXPECT_TRUE(replay.report["errors"].empty()) << replay.report["errors"].dump(2);
+  std::filesystem::remove(file);
+}
+
 }  // namespace
 }  // namespace tandem::scenario

@@ -33,6 +33,16 @@ void record_refused_launch(const RefusedLaunch& what, ErrorCode code) noexcept {
   }
 }
 
+void record_refused_use(std::string_view op, ErrorCode code) noexcept {
+  Recorder* r = detail::active_recorder();
+  if (r == nullptr) return;
+  try {
+    r->on_use_refused(op, code);
+  } catch (...) {
+    // Dropped, as above.
+  }
+}
+
 ViewKey ViewKey::of(const View& v) {
   ViewKey k;
   k.allocation = v.allocation_id();

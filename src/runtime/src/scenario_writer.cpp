@@ -231,6 +231,15 @@ void ScenarioWriter::on_view_query(const View& view, ViewQuery what, std::uint64
       ", \"value\": " + (unique ? (answer != 0 ? "true" : "false") : std::to_string(answer)));
 }
 
+// The recording cannot name a handle that is gone, and what the step would
+// have done does not matter: it was refused before the runtime. A drop of
+// a name the writer never gives is refused the same on replay.
+void ScenarioWriter::on_use_refused(std::string_view op, ErrorCode code) {
+  const std::lock_guard lock(mu_);
+  ++refused_uses_[std::string(op)];
+  add("{\"op\": \"drop\", \"id\": \"gone\", \"expect_error\": " + json_quoted(error_code_name(code)));
+}
+
 std::optional<std::string> ScenarioWriter::transfer_body(StreamRef stream, const std::string& name, DType t,
                                                          char kind, std::span<const std::byte> bytes,
                                                          bool exact) {
@@ -551,6 +560,20 @@ std::string ScenarioWriter::text() {
                    " launch(es) not recorded (on views made outside the recording, or refused calls a launch "
                    "step cannot write):";
     for (const std::string& k : unrecorded_kernels_) description += " " + k;
+  }
+  if (!refused_uses_.empty()) {
+    std::uint64_t n = 0;
+    std::string ops;
+    for (const auto& [op, k] : refused_uses_) {
+      n += k;
+      ops += " " + op + " x" + std::to_string(k);
+    }
+    description +=
+        "; " + std::to_string(n) +
+        " call(s) refused by a handle name (gone, never made, taken or of another kind), each written as a "
+        "drop of the "
+        "never-made name 'gone' with its error:" +
+        ops;
   }
   if (declared_launches_ != 0) {
     description += "; " + std::to_string(declared_launches_) +

@@ -58,6 +58,7 @@ class ScenarioWriter final : public Recorder {
   void on_sim_control(SimControl what, const StreamRef* stream, std::uint64_t value) override;
   void on_launch_refused(const RefusedLaunch& what, ErrorCode code) override;
   void on_view_query(const View& view, ViewQuery what, std::uint64_t answer) override;
+  void on_use_refused(std::string_view op, ErrorCode code) override;
 
   // The scenario as JSON text; write_file() puts it at the path given.
   [[nodiscard]] std::string text();
@@ -139,7 +140,8 @@ class ScenarioWriter final : public Recorder {
   std::string split_of_;
   std::uint64_t unrecorded_launches_ = 0;
   std::set<std::string> unrecorded_kernels_;
-  std::uint64_t declared_launches_ = 0;  // written as declared_launch
+  std::map<std::string, std::uint64_t> refused_uses_;  // by op: written as drops of "gone"
+  std::uint64_t declared_launches_ = 0;                // written as declared_launch
   std::set<std::string> declared_kernels_;
   std::set<std::uint64_t> unknown_contents_;  // allocation ids (note_contents)
   std::uint64_t unchecked_reads_ = 0;         // read-backs of them, not written as checks
@@ -159,7 +161,7 @@ class ScenarioWriter final : public Recorder {
   std::map<std::string, std::uint64_t> delays_us_;
   std::map<std::string, std::uint64_t> counted_faults_;
   std::set<std::uint64_t> unknown_armed_;  // stream ids
-  std::set<std::uint64_t> faulted_;  // submissions that took completion_unknown
+  std::set<std::uint64_t> faulted_;        // submissions that took completion_unknown
   // The counters each context last showed Context::stats().
   struct Seen {
     std::uint64_t live = 0, quarantined = 0, foreign = 0;

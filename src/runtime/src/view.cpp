@@ -48,11 +48,27 @@ std::uint64_t checked_product(std::span<const std::int64_t> shape) {
 // Runs a derivation and tells the Recorder, if one is installed, what it
 // made or the error it failed with (the source's key is taken first: a
 // consuming conversion empties it).
+// The scenario op a derivation is written as (split: its halves).
+std::string_view op_of(ViewOrigin origin) {
+  static constexpr std::string_view kOps[] = {"alloc",       "foreign",     "slice",       "peel",
+                                              "atomic",      "as_buffer",   "tensor_view", "to_tensor",
+                                              "into_buffer", "reinterpret", "split",       "split"};
+  return kOps[static_cast<std::size_t>(origin)];
+}
+
 template <class Make>
 View recorded(ViewOrigin origin, const View& parent, const DeriveArgs& args, Make&& make) {
   Recorder* r = detail::active_recorder();
-  if (r == nullptr || !parent.valid()) [[likely]]
+  if (r == nullptr) [[likely]]
     return make();
+  if (!parent.valid()) {  // moved from: the recording cannot name it
+    try {
+      return make();
+    } catch (const Error& e) {
+      r->on_use_refused(op_of(origin), e.code());
+      throw;
+    }
+  }
   const ViewKey key = ViewKey::of(parent);
   try {
     // Paused: a view the derivation makes and drops on the way (a failed

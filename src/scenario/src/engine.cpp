@@ -13,6 +13,7 @@
 #include "tandem/errors.hpp"
 #include "tandem/kernels/launch.hpp"
 #include "tandem/launch.hpp"
+#include "tandem/refused_launch.hpp"
 #include "tandem/testing/sim.hpp"
 
 namespace tandem::scenario::detail {
@@ -44,6 +45,7 @@ bool Engine::run_steps(std::span<const CompiledStep> steps, ThreadState& t) {
     std::optional<std::string> code;
     std::string message;
     const std::uint64_t t0 = clock.ticks();
+    HandleTable::clear_refusal();
     try {
       exec(cs, t);
     } catch (const BodyEnded&) {
@@ -52,6 +54,9 @@ bool Engine::run_steps(std::span<const CompiledStep> steps, ThreadState& t) {
     } catch (const Error& e) {
       code = std::string(error_code_name(e.code()));
       message = e.what();
+      // Refused by a name before any runtime call: the runtime's hooks saw
+      // nothing, so a recording hears of it here.
+      if (HandleTable::refused()) record_refused_use(op_name(st.op), e.code());
     } catch (const std::bad_alloc&) {
       code = "out_of_memory";
       message = "host memory exhausted";

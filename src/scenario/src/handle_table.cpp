@@ -12,7 +12,9 @@ namespace tandem::scenario::detail {
 
 namespace {
 
-[[noreturn]] void fail(ErrorCode code, std::string message) { throw Error(code, std::move(message)); }
+thread_local bool t_refused = false;
+
+[[noreturn]] void fail(ErrorCode code, std::string message) { HandleTable::refuse(code, std::move(message)); }
 
 std::string kind_of(const Handle& h) { return std::string(h.kind_name()); }
 
@@ -343,6 +345,15 @@ void HandleTable::release_forgotten() {
     leaked.swap(forgotten_);
   }
 }
+
+void HandleTable::refuse(ErrorCode code, std::string message) {
+  t_refused = true;
+  throw Error(code, std::move(message));
+}
+
+bool HandleTable::refused() noexcept { return t_refused; }
+
+void HandleTable::clear_refusal() noexcept { t_refused = false; }
 
 HandleTable::Uniqueness HandleTable::uniqueness(Slot s, Role role) {
   base::Guard g(slots_[s]->mu);

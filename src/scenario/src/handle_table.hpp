@@ -30,6 +30,7 @@
 #include "tandem/allocation_watch.hpp"
 #include "tandem/base/mutex.hpp"
 #include "tandem/base/thread_annotations.hpp"
+#include "tandem/errors.hpp"
 
 namespace tandem::scenario::detail {
 
@@ -63,6 +64,14 @@ class HandleTable {
   [[nodiscard]] std::shared_ptr<Handle> graph(Slot s);
   [[nodiscard]] std::optional<AllocationWatch> watch(Slot s);  // the last view named in it, if any
   void require_free(Slot s);
+
+  // A step refused by a name (gone, never made, taken, of the wrong kind):
+  // throws Error(code) and marks the calling thread's step as refused
+  // before the runtime, for a recording (take_refusal, record_refused_use).
+  [[noreturn]] static void refuse(ErrorCode code, std::string message);
+  // Whether refuse() ran on this thread since the last clear_refusal().
+  [[nodiscard]] static bool refused() noexcept;
+  static void clear_refusal() noexcept;
 
   // Puts: the name must be free (another thread may have taken it meanwhile).
   // A new allocation's first view; returns its handle (the name may be

@@ -129,6 +129,10 @@ class Recorder {
   // tandem/refused_launch.hpp): nothing was submitted. A launch the runtime
   // itself refuses comes to on_launch_failed instead, never to both.
   virtual void on_launch_refused(const RefusedLaunch& /*what*/, ErrorCode /*code*/) {}
+  // A call refused because a handle it names is gone or of the wrong kind
+  // (record_refused_use; a derivation from a moved-from view): nothing
+  // reached the runtime.
+  virtual void on_use_refused(std::string_view /*op*/, ErrorCode /*code*/) {}
   // The program asked `what` of `view` and got `answer` (1/0 for unique).
   virtual void on_view_query(const View& /*view*/, ViewQuery /*what*/, std::uint64_t /*answer*/) {}
 };

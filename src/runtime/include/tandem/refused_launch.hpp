@@ -52,4 +52,11 @@ struct RefusedLaunch {
 // swallowed (the caller's own error is the one to report).
 void record_refused_launch(const RefusedLaunch& what, ErrorCode code) noexcept;
 
+// Reports a call of kind `op` (a scenario op name: "launch", "slice"...)
+// that a layer above the runtime refused with `code` because a handle it
+// names is gone (dropped, consumed, moved from, never made) or of the wrong
+// kind: nothing reached the runtime (Recorder::on_use_refused). Same cost
+// and guarantees as record_refused_launch.
+void record_refused_use(std::string_view op, ErrorCode code) noexcept;
+
 }  // namespace tandem

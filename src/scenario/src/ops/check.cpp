@@ -139,8 +139,9 @@ void check_watch(Engine& e, const CompiledStep& s, ThreadState& t) {
   const char* what = check_name(st.what);
   const std::optional<AllocationWatch> w = e.handles.watch(s.of);
   if (!w) {
-    throw Error(ErrorCode::invalid_handle,
-                "check " + std::string(what) + ": no buffer or tensor was ever named '" + st.of + "'");
+    HandleTable::refuse(
+        ErrorCode::invalid_handle,
+        "check " + std::string(what) + ": no buffer or tensor was ever named '" + st.of + "'");
   }
   const bool actual = st.what == CheckWhat::freed ? w->freed() : w->owner_released();
   e.record_check(t, st, what, st.bool_value, actual, actual == st.bool_value);

@@ -140,7 +140,7 @@ void bind_views(Engine& e, const Step& st, LaunchPlan& p) {
     const kernels::ParamSpec& ps = p.params[i];
     if (ps.kind == kernels::ArgKind::scalar) continue;
     if (p.view_slots[i] == kNoSlot)
-      throw Error(ErrorCode::invalid_handle, "argument '" + std::string(ps.name) + "' is missing");
+      HandleTable::refuse(ErrorCode::invalid_handle, "argument '" + std::string(ps.name) + "' is missing");
     std::shared_ptr<Handle> h = e.handles.view(p.view_slots[i], {"argument '", ps.name, "'"});
     const bool tensor = h->view.is_tensor();
     if (st.model == kernels::Model::simt && tensor) {
@@ -350,7 +350,8 @@ void exec_launch(Engine& e, const CompiledStep& s, ThreadState& t) {
     bind_views(e, st, p);
     resolved = &resolve(st, p);
   } catch (const Error& err) {
-    report_refusal(e, st, p, stream, err.code());
+    // A name's refusal is reported by the step's caller (Engine::run_steps).
+    if (!HandleTable::refused()) report_refusal(e, st, p, stream, err.code());
     throw;
   }
   const kernels::KernelEntry& entry = *resolved;

@@ -59,7 +59,7 @@ void exec_wait(Engine& e, const CompiledStep& s, ThreadState&) {
   std::string what;
   if (st.stream) {
     if (!e.handles.holds_stream(s.stream))
-      throw Error(ErrorCode::invalid_handle, "stream '" + *st.stream + "' was dropped");
+      HandleTable::refuse(ErrorCode::invalid_handle, "stream '" + *st.stream + "' was dropped");
     f = e.session.last_on(s.stream_index);
     what = "stream '" + *st.stream + "'";
   } else {
