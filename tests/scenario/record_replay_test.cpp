@@ -59,6 +59,15 @@ std::filesystem::path fresh_path(const std::string& name) {
   return p;
 }
 
+// Runs a recording on the sim.
+RunResult replay(const std::string& recorded, const std::filesystem::path& file) {
+  const Scenario sc = load_text(recorded, file.string());
+  RunOptions ro;
+  ro.backend = BackendKind::sim;
+  ro.file_text = recorded;
+  return run(sc, ro);
+}
+
 const k::KernelEntry& simt(const char* name) {
   const k::KernelEntry* e = k::find(k::Model::simt, name, DType::f32);
   if (e == nullptr) throw Error(ErrorCode::unsupported, std::string("no f32 simt kernel ") + name);
@@ -105,11 +114,7 @@ TEST(RecordReplay, ALaunchOutsideTheCatalogReplaysAsItsDeclaredLeasesWithTheSame
             std::string::npos)
       << text;
   EXPECT_NE(text.find(R"("what": "contents")"), std::string::npos) << text;  // x's read-back
-  const Scenario sc = load_text(text, file.string());
-  RunOptions ro;
-  ro.backend = BackendKind::sim;
-  ro.file_text = text;
-  const RunResult r = run(sc, ro);
+  const RunResult r = replay(text, file);
   EXPECT_EQ(r.outcome, Outcome::pass) << r.report.dump(2);
   EXPECT_TRUE(r.report["errors"].empty()) << r.report["errors"].dump(2);
   EXPECT_EQ(r.report["throughput"]["retired"], submissions) << r.report["throughput"].dump();
@@ -188,13 +193,10 @@ TEST(RecordReplay, LaunchesTheEngineRefusesAreRecordedWithTheirErrorsAndReplayed
   EXPECT_NE(recorded.find(R"("tile": [16, 16], "expect_error": "unsupported")"), std::string::npos)
       << recorded;
   // The replay's expect_error steps fail the run unless each launch fails with its code.
-  RunOptions ro;
-  ro.backend = BackendKind::sim;
-  ro.file_text = recorded;
-  const RunResult replay = run(sc, ro);
-  EXPECT_EQ(replay.outcome, Outcome::pass) << replay.report.dump(2);
-  EXPECT_TRUE(replay.report["errors"].empty()) << replay.report["errors"].dump(2);
-  EXPECT_EQ(replay.report["throughput"]["retired"], original.report["throughput"]["retired"]);
+  const RunResult again = replay(recorded, file);
+  EXPECT_EQ(again.outcome, Outcome::pass) << again.report.dump(2);
+  EXPECT_TRUE(again.report["errors"].empty()) << again.report["errors"].dump(2);
+  EXPECT_EQ(again.report["throughput"]["retired"], original.report["throughput"]["retired"]);
   std::filesystem::remove(file);
 }
 
@@ -215,11 +217,8 @@ TEST(RecordReplay, ALaunchKernelsRefusesUnderTheEngineIsRecordedOnce) {
   const Scenario sc = load_text(recorded, file.string());
   const std::map<std::string, int> want = {{"out_of_range", 1}};
   EXPECT_EQ(refused_launches(sc), want) << recorded;
-  RunOptions ro;
-  ro.backend = BackendKind::sim;
-  ro.file_text = recorded;
-  const RunResult replay = run(sc, ro);
-  EXPECT_EQ(replay.outcome, Outcome::pass) << replay.report.dump(2);
+  const RunResult again = replay(recorded, file);
+  EXPECT_EQ(again.outcome, Outcome::pass) << again.report.dump(2);
   std::filesystem::remove(file);
 }
 
@@ -253,13 +252,9 @@ TEST(RecordReplay, StepsRefusedByANameAreRecordedOnceEachWithTheirCodesAndReplay
   EXPECT_EQ(recorded.find(R"("kernel": "fill")"), std::string::npos) << "also written as a refused launch:\n"
                                                                      << recorded;
   EXPECT_NE(recorded.find("alloc x1 drop x1 launch x1 wait x1"), std::string::npos) << recorded;
-  const Scenario sc = load_text(recorded, file.string());
-  RunOptions ro;
-  ro.backend = BackendKind::sim;
-  ro.file_text = recorded;
-  const RunResult replay = run(sc, ro);
-  EXPECT_EQ(replay.outcome, Outcome::pass) << replay.report.dump(2);
-  EXPECT_TRUE(replay.report["errors"].empty()) << replay.report["errors"].dump(2);
+  const RunResult again = replay(recorded, file);
+  EXPECT_EQ(again.outcome, Outcome::pass) << again.report.dump(2);
+  EXPECT_TRUE(again.report["errors"].empty()) << again.report["errors"].dump(2);
   std::filesystem::remove(file);
 }
 
