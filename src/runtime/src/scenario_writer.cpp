@@ -192,6 +192,8 @@ void ScenarioWriter::on_view_derived(ViewOrigin origin, const ViewKey* parent, c
   if (const auto s = context_streams_.find(adopted_in); adopted_in != 0 && s != context_streams_.end())
     body += ", \"stream\": " + json_quoted(s->second);
   add(std::move(body));
+  if (origin == ViewOrigin::allocate)
+    if (std::vector<Step>* l = list()) l->back().bare_alloc = true;
   if (consumes && of) free_name(*of);
 }
 
@@ -283,9 +285,9 @@ void ScenarioWriter::on_transfer(StreamRef stream, const View& view, char kind,
   if (kind == 'm' && std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; })) {
     std::vector<Step>* l = list();
     const std::string alloc = "{\"op\": \"alloc\", \"id\": " + json_quoted(*name) + ",";
-    if (l != nullptr && !l->empty() && l->back().body.starts_with(alloc) &&
-        l->back().body.find("\"init\"") == std::string::npos) {
+    if (l != nullptr && !l->empty() && l->back().bare_alloc && l->back().body.starts_with(alloc)) {
       l->back().body += ", \"init\": \"zero\"";
+      l->back().bare_alloc = false;
       return;
     }
   }

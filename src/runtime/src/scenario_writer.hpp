@@ -68,6 +68,7 @@ class ScenarioWriter final : public Recorder {
   struct Step {
     std::string body;              // `{"op": ...` without its closing brace
     std::uint64_t submission = 0;  // a launch whose future may be named
+    bool bare_alloc = false;       // an alloc with no init yet: a zeroing memset next becomes its init
   };
   // Where the calling thread's steps go (under mu_): its graph capture's
   // body, `steps`, its `threads` entry, or nowhere (the main thread once
