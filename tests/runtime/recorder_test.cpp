@@ -7,6 +7,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "runtime/runtime_test_support.hpp"
@@ -41,6 +42,7 @@ class CountingRecorder final : public Recorder {
   void on_wait_submission(std::uint64_t) override { bump("wait"); }
   void on_wait_stream(StreamRef) override { bump("wait_stream"); }
   void on_wait_retirement() override { bump("retire"); }
+  void on_stream_dropped(std::uint64_t) override { bump("stream_dropped"); }
   void on_use_refused(std::string_view op, ErrorCode code) override {
     bump("refused." + std::string(op) + "." + std::string(error_code_name(code)));
   }
@@ -143,6 +145,19 @@ TEST_F(Recording, ADerivationFromAMovedFromViewReachesTheRecorderAsARefusedUse) 
   EXPECT_THROW((void)buf.slice(0, 4), Error);  // NOLINT(bugprone-use-after-move): the point of the test
   EXPECT_EQ(rec_.count("refused.slice.invalid_handle"), 1);
   EXPECT_EQ(rec_.count(derive(ViewOrigin::slice)), 0);
+}
+
+TEST_F(Recording, AStreamsDropReachesTheRecorderWhenItsLastHandleGoesNotBefore) {
+  Env e = env();
+  std::optional<Stream> s = Stream::create(e.ctx);
+  std::optional<Stream> copy = *s;
+  View buf = allocate(*s, DType::u32, 64);
+  LaunchFuture f = fill(*s, buf, 1);
+  s.reset();
+  EXPECT_EQ(rec_.count("stream_dropped"), 0);
+  copy.reset();  // with work in flight: the drop is the handle's, not the work's
+  EXPECT_EQ(rec_.count("stream_dropped"), 1);
+  EXPECT_TRUE(f.wait(kPatience));
 }
 
 TEST_F(Recording, NothingReachesARecorderOnceItIsUninstalled) {

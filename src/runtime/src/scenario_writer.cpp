@@ -111,6 +111,12 @@ void ScenarioWriter::on_stream_created(const Stream& stream) {
   (void)stream_name(stream.id());
 }
 
+void ScenarioWriter::on_stream_dropped(std::uint64_t stream_id) {
+  const std::lock_guard lock(mu_);
+  if (const auto s = streams_.find(stream_id); s != streams_.end())
+    add("{\"op\": \"drop\", \"id\": " + json_quoted(s->second));
+}
+
 std::string ScenarioWriter::derive_body(ViewOrigin origin, const std::string& id, const std::string& of,
                                         const DeriveArgs& a, const View* made, const StreamRef* stream) {
   std::string b;

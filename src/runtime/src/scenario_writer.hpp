@@ -59,6 +59,7 @@ class ScenarioWriter final : public Recorder {
   void on_launch_refused(const RefusedLaunch& what, ErrorCode code) override;
   void on_view_query(const View& view, ViewQuery what, std::uint64_t answer) override;
   void on_use_refused(std::string_view op, ErrorCode code) override;
+  void on_stream_dropped(std::uint64_t stream_id) override;
 
   // The scenario as JSON text; write_file() puts it at the path given.
   [[nodiscard]] std::string text();

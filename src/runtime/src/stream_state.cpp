@@ -6,6 +6,7 @@
 #include "context_state.hpp"
 #include "graph_state.hpp"
 #include "ids.hpp"
+#include "record_hook.hpp"
 #include "retire_profile.hpp"
 #include "retirement.hpp"
 #include "tandem/base/mutant.hpp"
@@ -81,8 +82,13 @@ StreamState* StreamState::create(ContextState& ctx, driver::StreamHandle handle,
 
 void StreamState::release() noexcept {
   if (base::mutant(base::Mutant::dropped_stream_loses_leases) && refs.load() == 2) untrack_pending_leases();
+  const std::uint64_t stream_id = id;  // read first: the last release may free *this
   const std::uint32_t before = refs.fetch_sub(1, std::memory_order_acq_rel);
-  if (before == 2) Retirement::instance().notify_released();  // only retirement's is left
+  if (before == 2) {  // only retirement's is left: the user's last handle is gone
+    Retirement::instance().notify_released();
+    if (Recorder* r = active_recorder()) [[unlikely]]
+      r->on_stream_dropped(stream_id);
+  }
 }
 
 // Mutants only: the user's last handle is going; its pending work's leases

@@ -129,6 +129,9 @@ class Recorder {
   // tandem/refused_launch.hpp): nothing was submitted. A launch the runtime
   // itself refuses comes to on_launch_failed instead, never to both.
   virtual void on_launch_refused(const RefusedLaunch& /*what*/, ErrorCode /*code*/) {}
+  // The last handle of a stream (owned or borrowed) was dropped; its work
+  // in flight retires as usual.
+  virtual void on_stream_dropped(std::uint64_t /*stream_id*/) {}
   // A call refused because a handle it names is gone or of the wrong kind
   // (record_refused_use; a derivation from a moved-from view): nothing
   // reached the runtime.
