@@ -9,7 +9,25 @@
 
 namespace tandem::detail::recorded {
 
-std::string json_quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+// Names the writer gives need no escapes; a kernel's entry point or a
+// description might (a symbol name is the program's).
+std::string json_quoted(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[(c >> 4) & 0xf];
+      out += kHex[c & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
 
 std::string number(double v) {
   char buf[32];
