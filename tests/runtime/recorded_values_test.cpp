@@ -21,16 +21,17 @@ std::span<const std::byte> bytes_of(const std::array<T, N>& a) {
 }
 
 TEST(RecordedValues, AQuotedStringReadsBackAsItselfWhateverItHolds) {
-  for (const std::string& s : {std::string("plain"), std::string("a \"quoted\" name"), std::string("back\\slash"),
-                              std::string("tab\tand\nnewline"), std::string("\x01")}) {
+  for (const std::string& s :
+       {std::string("plain"), std::string("a \"quoted\" name"), std::string("back\\slash"),
+        std::string("tab\tand\nnewline"), std::string("\x01")}) {
     const std::string q = json_quoted(s);
     EXPECT_EQ(nlohmann::json::parse(q).get<std::string>(), s) << q;
   }
 }
 
 TEST(RecordedValues, ANumberReadsBackExactly) {
-  for (const double v : {0.0, -0.0, 1.0, 0.1, 1.0 / 3.0, 5e8, -123456789.125, 1e-300,
-                         std::numeric_limits<double>::max()}) {
+  for (const double v :
+       {0.0, -0.0, 1.0, 0.1, 1.0 / 3.0, 5e8, -123456789.125, 1e-300, std::numeric_limits<double>::max()}) {
     const std::string t = number(v);
     EXPECT_EQ(nlohmann::json::parse(t).get<double>(), v) << t;
   }
@@ -43,9 +44,11 @@ TEST(RecordedValues, EqualElementsAreAFillAWholeNumberRunAnIotaAndTheRestAList) 
   EXPECT_EQ(nlohmann::json::parse(*values_form(DType::i32, bytes_of(run))),
             nlohmann::json({{"iota", {{"start", 3}, {"step", 2}}}}));
   const std::array<float, 3> other = {1.0F, 0.5F, 4.0F};
-  EXPECT_EQ(nlohmann::json::parse(*values_form(DType::f32, bytes_of(other))), nlohmann::json({1.0, 0.5, 4.0}));
+  EXPECT_EQ(nlohmann::json::parse(*values_form(DType::f32, bytes_of(other))),
+            nlohmann::json({1.0, 0.5, 4.0}));
   // A size-refused upload keeps its own count, so never a fill.
-  EXPECT_EQ(nlohmann::json::parse(*values_list(DType::f32, bytes_of(same))), nlohmann::json({2.5, 2.5, 2.5, 2.5}));
+  EXPECT_EQ(nlohmann::json::parse(*values_list(DType::f32, bytes_of(same))),
+            nlohmann::json({2.5, 2.5, 2.5, 2.5}));
 }
 
 }  // namespace

@@ -303,8 +303,9 @@ class ProgramGenerator {
         return split_or_peel(body);
       case 4:
       case 5:
-      case 6:
         return simt(body);
+      case 6:
+        return below(3) == 0 ? declared(body) : simt(body);
       case 7:
       case 8:
         return tile(body);
@@ -497,6 +498,26 @@ class ProgramGenerator {
     ++views_[of.alloc];
     body.push_back({{"op", "slice"}, {"id", h.name}, {"of", of.name}, {"offset", offset}, {"len", len}});
     live_.push_back(h);
+  }
+
+  // A launch of a kernel outside the catalog, as a recording writes it:
+  // 1-3 buffers of distinct allocations, each read, written, read-written
+  // or atomically updated (leased as a write). No body: the shadow model
+  // sees no effect, the leases are the point.
+  void declared(json& body) {
+    const std::string s = stream();
+    const std::vector<std::size_t> got = matching(false, 1 + below(3), device_of_stream(s));
+    if (got.empty()) return alloc(body);
+    json accesses = json::array();
+    std::vector<Access> acc;
+    for (const std::size_t i : got) {
+      const std::string mode = pick<std::string>({"read", "write", "read_write", "atomic"});
+      accesses.push_back({{"view", live_[i].name}, {"access", mode}});
+      acc.push_back(mode == "read" ? read_of(live_[i]) : write_of(live_[i]));
+    }
+    json step = {
+        {"op", "declared_launch"}, {"kernel", "fuzz_declared"}, {"stream", s}, {"accesses", accesses}};
+    submit(body, step, s, acc);
   }
 
   // In a loop body (`loop_stream`) only the launch itself, on that stream,
