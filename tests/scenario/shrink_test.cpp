@@ -206,5 +206,46 @@ TEST(Shrink, KeepAlsoRejectsCandidatesThatFailTheSameWayButBreakTheReference) {
   EXPECT_LT(kept.steps_after, kept.steps_before);
 }
 
+// A borrowed context, a stream borrowed in it and a buffer used on that
+// stream, interleaved with the failure's own steps, under a reference
+// (keep_also, as `--reference-env` gives) that keeps a candidate only if
+// the group is whole or gone: no chunk of adjacent steps holds the group
+// and no single step of it may go alone, so only removing a step with
+// everything that names it (and what those make) gets down to the failure.
+TEST(Shrink, AGroupOfStepsThatNameEachOtherGoesAsOneEvenInterleaved) {
+  const ojson doc =
+      ojson::parse(R"({"format": "tandem.scenario/1", "name": "interleaved-group", "backend": "sim",
+    "streams": ["s0"], "steps": [
+      {"op": "borrow_context", "id": "bc"},
+      {"op": "alloc", "id": "a", "dtype": "f32", "len": 16, "init": "zero"},
+      {"op": "borrow_stream", "id": "bs", "context": "bc"},
+      {"op": "launch", "model": "simt", "kernel": "fill", "stream": "s0", "args": {"out": "a"},
+       "scalars": {"value": 3}},
+      {"op": "alloc", "id": "xb", "dtype": "f32", "len": 16, "init": "zero", "stream": "bs"},
+      {"op": "drop", "id": "bc"},
+      {"op": "check", "what": "contents", "of": "a", "equals": {"fill": 5}},
+      {"op": "launch", "model": "simt", "kernel": "scale", "stream": "bs", "args": {"x": "xb"}, "scalars": {"a": 2}},
+      {"op": "drop", "id": "bs"}]})");
+  const auto group_steps = [](const std::string& text) {
+    std::size_t n = 0;
+    const ojson parsed = ojson::parse(text);
+    for (const ojson& st : parsed["steps"]) {
+      const std::string d = st.dump();
+      if (d.find("\"bc\"") != std::string::npos || d.find("\"bs\"") != std::string::npos ||
+          d.find("\"xb\"") != std::string::npos)
+        ++n;
+    }
+    return n;
+  };
+  ASSERT_EQ(group_steps(doc.dump()), 6u);
+  ShrinkOptions o;
+  o.keep_also = [&](const std::string& text) { return group_steps(text) % 6 == 0; };
+  const ShrinkResult r = shrink(doc.dump(), o);
+  ASSERT_EQ(r.status, ShrinkStatus::shrunk) << r.message;
+  EXPECT_EQ(r.signature.text(), signature_of(doc.dump()));
+  EXPECT_EQ(group_steps(r.text), 0u) << r.text;
+  EXPECT_LE(r.steps_after, 3u) << r.text;
+}
+
 }  // namespace
 }  // namespace tandem::scenario

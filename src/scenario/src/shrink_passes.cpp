@@ -4,6 +4,7 @@
 // change: a pointer taken before a change may name another place after it.
 #include "shrink_passes.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -99,6 +100,42 @@ void rename_handle(ojson& doc, const std::string& from, const std::string& to) {
   }
 }
 
+// The names a step makes: `id` (a handle, future, graph, borrowed stream
+// or context), `ids` (split); never the `id` that drop, forget and wait name.
+std::set<std::string> made_names(const ojson& step) {
+  std::set<std::string> out;
+  const std::string op = op_of(step);
+  if (op != "drop" && op != "forget" && op != "wait" && step.contains("id") && step["id"].is_string())
+    out.insert(step["id"].get<std::string>());
+  if (step.contains("ids") && step["ids"].is_array())
+    for (const ojson& id : step["ids"])
+      if (id.is_string()) out.insert(id.get<std::string>());
+  return out;
+}
+
+// Does `step` (not its nested steps) name one of `names`: a handle field,
+// an argument, a declared access, its stream or context, a graph, or the
+// `id` that drop, forget and wait name?
+bool names_any(const ojson& step, const std::set<std::string>& names) {
+  const auto named = [&](const ojson& v) { return v.is_string() && names.count(v.get<std::string>()) != 0; };
+  static const char* const kFields[] = {"of", "from", "src",    "dst",     "buf",
+                                        "a",  "b",    "stream", "context", "graph"};
+  for (const char* f : kFields) {
+    const auto it = step.find(f);
+    if (it != step.end() && named(*it)) return true;
+  }
+  const std::string op = op_of(step);
+  if ((op == "drop" || op == "forget" || op == "wait") && step.contains("id") && named(step["id"]))
+    return true;
+  if (const auto args = step.find("args"); args != step.end() && args->is_object())
+    for (const auto& [param, v] : args->items())
+      if (named(v)) return true;
+  if (const auto acc = step.find("accesses"); acc != step.end() && acc->is_array())
+    for (const ojson& a : *acc)
+      if (a.is_object() && a.contains("view") && named(a["view"])) return true;
+  return false;
+}
+
 bool is_count(const ojson& v) {
   return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
 }
@@ -132,6 +169,7 @@ void Reducer::run_to_fixed_point() {
     progress = false;
     progress |= pass_repeat();
     progress |= pass_ddmin();
+    progress |= pass_dependents();
     progress |= pass_loops();
     progress |= pass_threads();
     progress |= pass_streams();
@@ -181,6 +219,48 @@ bool Reducer::pass_views() {
     const JsonPtr list = steps[k].parent_pointer();
     c[list].erase(c[list].begin() + static_cast<std::ptrdiff_t>(std::stoul(steps[k].back())));
     rename_handle(c, id, of);
+    if (attempt(std::move(c))) {
+      changed = true;
+      --k;  // the next step now sits where this one was
+    }
+  }
+  return changed;
+}
+
+// A step that makes a name goes together with every step that names it,
+// and so on for what those make (a borrowed context, the stream borrowed
+// in it, the buffers allocated on that stream, their launches and drops):
+// ddmin removes one chunk of adjacent steps at a time, and any one of such
+// a group alone leaves the rest naming nothing (an invalid candidate).
+bool Reducer::pass_dependents() {
+  test_.pass_started("dependents", doc_);
+  bool changed = false;
+  for (std::size_t k = 0; !stopped(); ++k) {
+    const std::vector<JsonPtr> steps = step_pointers(doc_);
+    if (k >= steps.size()) break;
+    std::set<std::string> names = made_names(doc_[steps[k]]);
+    if (names.empty()) continue;
+    std::vector<bool> gone(steps.size(), false);
+    gone[k] = true;
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (std::size_t j = 0; j < steps.size(); ++j) {
+        if (gone[j] || !names_any(doc_[steps[j]], names)) continue;
+        gone[j] = grew = true;
+        const std::set<std::string> more = made_names(doc_[steps[j]]);
+        names.insert(more.begin(), more.end());
+      }
+    }
+    if (std::count(gone.begin(), gone.end(), true) < 2) continue;  // ddmin tries a lone step
+    // Nested lists come after the list holding them, and indices rise
+    // within a list: erasing from the back never moves a pointer still to use.
+    ojson c = doc_;
+    for (std::size_t j = steps.size(); j-- > 0;) {
+      if (!gone[j]) continue;
+      const JsonPtr list = steps[j].parent_pointer();
+      if (!c.contains(list)) continue;  // inside a step already erased
+      c[list].erase(c[list].begin() + static_cast<std::ptrdiff_t>(std::stoul(steps[j].back())));
+    }
     if (attempt(std::move(c))) {
       changed = true;
       --k;  // the next step now sits where this one was

@@ -57,6 +57,7 @@ class Reducer {
   bool pass_streams();
   bool pass_buffers();
   bool pass_views();
+  bool pass_dependents();
   bool halve_field(const JsonPtr& at, const char* key);
   bool pass_step_fields();
   bool pass_top_fields();
