@@ -45,9 +45,6 @@ std::uint64_t checked_product(std::span<const std::int64_t> shape) {
   return n;
 }
 
-// Runs a derivation and tells the Recorder, if one is installed, what it
-// made or the error it failed with (the source's key is taken first: a
-// consuming conversion empties it).
 // The scenario op a derivation is written as (split: its halves).
 std::string_view op_of(ViewOrigin origin) {
   static constexpr std::string_view kOps[] = {"alloc",       "foreign",     "slice",       "peel",
@@ -56,6 +53,9 @@ std::string_view op_of(ViewOrigin origin) {
   return kOps[static_cast<std::size_t>(origin)];
 }
 
+// Runs a derivation and tells the Recorder, if one is installed, what it
+// made or the error it failed with (the source's key is taken first: a
+// consuming conversion empties it).
 template <class Make>
 View recorded(ViewOrigin origin, const View& parent, const DeriveArgs& args, Make&& make) {
   Recorder* r = detail::active_recorder();
