@@ -258,5 +258,34 @@ TEST(RecordReplay, StepsRefusedByANameAreRecordedOnceEachWithTheirCodesAndReplay
   std::filesystem::remove(file);
 }
 
+TEST(RecordReplay, AStepRefusedByANameInsideACaptureIsRecordedInTheCapturedList) {
+  const std::string text = R"({"format": "tandem.scenario/1", "name": "refused-in-capture",
+    "streams": ["s0"], "steps": [
+      {"op": "alloc", "id": "x", "dtype": "f32", "len": 64, "init": "zero"},
+      {"op": "alloc", "id": "gone", "dtype": "f32", "len": 64},
+      {"op": "drop", "id": "gone"},
+      {"op": "capture", "graph": "g", "stream": "s0", "steps": [
+        {"op": "launch", "model": "simt", "kernel": "fill", "stream": "s0", "args": {"out": "x"},
+         "scalars": {"value": 2}},
+        {"op": "launch", "model": "simt", "kernel": "fill", "stream": "s0", "args": {"out": "gone"},
+         "scalars": {"value": 1}, "expect_error": "invalid_handle"}]},
+      {"op": "replay", "graph": "g", "stream": "s0"},
+      {"op": "check", "what": "contents", "of": "x", "equals": {"fill": 2}},
+      {"op": "drop", "id": "g"}, {"op": "drop", "id": "x"}]})";
+  const std::filesystem::path file = fresh_path("refused-in-capture.json");
+  const RunResult original = run_recorded(text, file);
+  ASSERT_EQ(original.outcome, Outcome::pass) << original.report.dump(2);
+  const std::string recorded = read_file(file);
+  const std::size_t capture = recorded.find(R"("op": "capture")");
+  ASSERT_NE(capture, std::string::npos) << recorded;
+  const std::size_t gone = recorded.find(R"({"op": "drop", "id": "gone", "expect_error": "invalid_handle"})");
+  EXPECT_GT(gone, capture) << recorded;
+  EXPECT_LT(gone, recorded.find(R"("op": "replay")")) << recorded;
+  const RunResult again = replay(recorded, file);
+  EXPECT_EQ(again.outcome, Outcome::pass) << again.report.dump(2);
+  EXPECT_TRUE(again.report["errors"].empty()) << again.report["errors"].dump(2);
+  std::filesystem::remove(file);
+}
+
 }  // namespace
 }  // namespace tandem::scenario
