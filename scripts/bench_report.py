@@ -657,8 +657,9 @@ def git_revision(explicit, context):
         return os.environ["TANDEM_GIT_REV"]
     try:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        rev = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10).stdout.strip()
+        # --dirty: a copied checkout whose .git is stale (the lent GPU machine's) must not claim its HEAD.
+        rev = subprocess.run(["git", "-C", root, "describe", "--always", "--dirty", "--abbrev=40", "--exclude=*"],
+                             capture_output=True, text=True, timeout=10).stdout.strip()
         if rev:
             return rev
     except (OSError, subprocess.SubprocessError):

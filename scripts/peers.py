@@ -484,8 +484,9 @@ def git_revision():
         return os.environ["TANDEM_GIT_REV"]
     try:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        return subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10).stdout.strip() or "unknown"
+        # --dirty: a copied checkout whose .git is stale must not claim its HEAD (bench_report.py too).
+        return subprocess.run(["git", "-C", root, "describe", "--always", "--dirty", "--abbrev=40", "--exclude=*"],
+                              capture_output=True, text=True, timeout=10).stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
