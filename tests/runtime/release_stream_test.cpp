@@ -296,6 +296,9 @@ TEST_F(ReleaseStreamPressure, MemoryReadOnTwoStreamsIsReusedByANewAllocationOnly
   gb.open();
   t.join();
   ASSERT_TRUE(y.has_value());
+  // The retry may get the block once the sim has run the free, before
+  // retirement proves it and counts the release (seen under TSan).
+  ASSERT_TRUE(platform().wait_for_retirement(kPatience));
   const RuntimeStats st = e.ctx.stats();
   EXPECT_EQ(st.pressure_recoveries, 1U);
   EXPECT_EQ(st.stream_ordered_releases, 1U);
