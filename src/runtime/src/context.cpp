@@ -181,13 +181,9 @@ void Context::enable_peer_access(const Context& peer) const {
 bool Context::peer_access_enabled(const Context& peer) const { return s_->has_peer(peer.s_->id); }
 
 bool Context::wait_for_retirement(std::chrono::nanoseconds timeout) const {
-  Recorder* r = detail::active_recorder();
-  if (r == nullptr) [[likely]]
-    return detail::Retirement::instance().wait_settled(s_.get(), nullptr, detail::deadline_after(timeout));
-  r->on_wait_retirement();
   const bool settled =
       detail::Retirement::instance().wait_settled(s_.get(), nullptr, detail::deadline_after(timeout));
-  if (!settled) r->on_retirement_wait_timed_out(timeout);
+  detail::record_retirement_wait(settled, timeout);
   return settled;
 }
 

@@ -83,13 +83,9 @@ Device Platform::device(int ordinal) const {
 }
 
 bool Platform::wait_for_retirement(std::chrono::nanoseconds timeout) const {
-  Recorder* r = detail::active_recorder();
-  if (r == nullptr) [[likely]]
-    return detail::Retirement::instance().wait_settled(nullptr, s_.get(), detail::deadline_after(timeout));
-  r->on_wait_retirement();
   const bool settled =
       detail::Retirement::instance().wait_settled(nullptr, s_.get(), detail::deadline_after(timeout));
-  if (!settled) r->on_retirement_wait_timed_out(timeout);
+  detail::record_retirement_wait(settled, timeout);
   return settled;
 }
 

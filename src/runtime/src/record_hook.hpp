@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 
 #include "tandem/recorder.hpp"
 
@@ -19,6 +20,15 @@ extern thread_local int t_record_paused;
   if (r == nullptr) [[likely]]
     return nullptr;
   return t_record_paused == 0 ? r : nullptr;
+}
+
+// A wait for retirement (Context's or Platform's) that returned `settled`,
+// told after it returned: the waiting thread made no other call meanwhile.
+inline void record_retirement_wait(bool settled, std::chrono::nanoseconds timeout) {
+  if (Recorder* r = active_recorder()) [[unlikely]] {
+    r->on_wait_retirement();
+    if (!settled) r->on_retirement_wait_timed_out(timeout);
+  }
 }
 
 // Silences the hooks on this thread while the runtime makes and drops
