@@ -62,6 +62,15 @@ const auto kCoverQuiet = gap_from_env(3, std::chrono::microseconds(50));
 // instead of one device round trip later (the lone launch -> drop -> freed
 // round trip took 24 µs on the H200 with kCoverQuiet, 2.3x raw).
 const auto kReleaseQuiet = gap_from_env(4, std::chrono::microseconds(2));
+// Whether a free dropped behind a stream whose newest work has an event of
+// its own is queued from here at the first sweep that sees it, without the
+// kReleaseQuiet wait. Such a stream is not streaming shared-event work
+// (its submitter's next call is not due at once), and each sweep of
+// waiting put the free one device round trip behind its kernel: launch ->
+// drop -> freed took 24.5 µs on the H100 against 14.3 µs to retire the
+// launch (results/h100/verify-49bef1e). TANDEM_RELEASE_AT_ONCE=0 keeps the
+// wait for every stream (to measure one against the other).
+const bool kReleaseAtOnce = tuning_value("TANDEM_RELEASE_AT_ONCE", 0, 1) != 0;
 constexpr std::uint32_t kShallowQueue = 4;
 constexpr auto kSpinWhilePending = std::chrono::microseconds(200);
 constexpr auto kMinSleep = std::chrono::microseconds(20);
@@ -70,6 +79,14 @@ constexpr auto kMaxSleep = std::chrono::microseconds(1000);
 // retirement closely, and the submit that wakes a sleeping thread pays a
 // futex wake and the wake-up's latency), then sleep.
 constexpr auto kIdleSpin = std::chrono::microseconds(200);
+
+// Read without the stream's lock, as sweep_stream reads its queue: only
+// this thread unlinks and recycles records, and a record's `covered` is
+// written before it is published as the tail.
+bool tail_covered(const StreamState& s) noexcept {
+  const Submission* t = s.tail.load(std::memory_order_acquire);
+  return t != nullptr && t->covered;
+}
 
 driver::Result query(const StreamState& s, const Submission& sub) noexcept {
   if (!sub.evented()) return {driver::Status::completion_unknown, 0, "no completion event"};
@@ -255,6 +272,10 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
       s->drop_unlinked_locked();
       s->mu.unlock();
     }
+    // Before the queue's proof too: a free queued while the kernel it was
+    // dropped behind still runs executes right behind it, and the query
+    // below may then prove both.
+    if (kReleaseAtOnce && s->has_release_work()) progress |= tend_releases(*s);
     if (s->pending() != 0) {
       progress |= sweep_stream(*s);
       const std::uint64_t left = s->pending();
@@ -497,7 +518,9 @@ bool Retirement::tend_releases(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_
   // took 65 µs on the H200, 50 of them this wait). Still only try_lock: a
   // submitter holding the lock drains them itself. The release stream has
   // no submitter at all that would drain it or cover its frees: at once too.
-  const bool idle = s.internal || s.pending() == 0;
+  // A stream whose newest work has its own event is not in a run of shared
+  // events: at once as well (kReleaseAtOnce).
+  const bool idle = s.internal || s.pending() == 0 || (kReleaseAtOnce && !tail_covered(s));
   if (idle && !waiting) {
     if (!s.mu.try_lock()) return did;
   } else if (!quiet(s, waiting, kReleaseQuiet) || !lock_quiet_stream(s, waiting)) {
