@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 21/22: what the shared-event run length (TANDEM_SHARE_RUN, default 8) costs the sustained loop and
 # the paired launch rows. In the first diagnostic call (release-at-once, H200) the sustained K = 1 loop ran
-# 108-113 k iterations/s in 4 of 5 repetitions with 32 against 87-99 k with 8. Values in rotating order,
-# two rounds; per-submission events (TANDEM_BENCH_SHARE_EVENTS=0) once as the far end. REV=<literal>.
+# 108-113 k iterations/s in 4 of 5 repetitions with 32 against 87-99 k with 8. Values in rotating order
+# (8 32 16 64, then 32 8); one event per submission (TANDEM_SHARE_RUN=1) once as the far end. REV=<literal>.
 set -u
 export PATH=/usr/local/cuda/bin:$PATH
 O=$OUT/s; mkdir -p $O
@@ -16,12 +16,13 @@ run() {  # name filter reps [env...]
   env "$@" $B --benchmark_filter="$f" --benchmark_repetitions=$r --benchmark_out=$O/$n.json --benchmark_out_format=json > $O/$n.txt 2>&1; el "$n rc=$?"
 }
 for round in 1 2; do
-  for v in 8 32 16 64; do
+  vs="8 32 16 64"; [ $round = 2 ] && vs="32 8"
+  for v in $vs; do
     run sus-$v-$round '^BM_SustainedLoad/(1|2)/' 1 TANDEM_SHARE_RUN=$v
     run launch-$v-$round '^BM_Paired(Simt|Tile|CatalogSimt|CatalogTile)Launch/|^BM_PairedLaunchThreads/(1|2)/' 1 TANDEM_SHARE_RUN=$v
   done
   pack
 done
-run sus-own-events '^BM_SustainedLoad/1/' 1 TANDEM_BENCH_SHARE_EVENTS=0
-run launch-own-events '^BM_Paired(Simt|CatalogSimt)Launch/' 1 TANDEM_BENCH_SHARE_EVENTS=0
+run sus-own-events '^BM_SustainedLoad/1/' 1 TANDEM_SHARE_RUN=1
+run launch-own-events '^BM_Paired(Simt|CatalogSimt)Launch/' 1 TANDEM_SHARE_RUN=1
 pack; el total
