@@ -197,15 +197,71 @@ class RawStreams {
 
 // --- the sustained loop ------------------------------------------------------------
 
+// Diagnostic (TANDEM_BENCH_SUSTAINED_SPLIT=1): each step of an iteration
+// timed by the host clock on the looping thread, summed over threads. The
+// tracked loop's steps are allocate (with the drain of the previous
+// iteration's free), fill, to_tensor, scale, drop; the raw loop's are
+// alloc, fill, -, scale, free. Both pay the same clock reads, so only the
+// difference of a step between the two loops is a figure.
+constexpr std::size_t kSteps = 5;
+constexpr const char* kStepNames[kSteps] = {"alloc", "fill", "to_tensor", "scale", "release"};
+
+struct alignas(64) StepSplit {  // one per thread, on lines of its own
+  std::array<std::uint64_t, kSteps> ns{};
+  std::int64_t iterations = 0;
+  StepSplit& operator+=(const StepSplit& o) {
+    for (std::size_t i = 0; i < kSteps; ++i) ns[i] += o.ns[i];
+    iterations += o.iterations;
+    return *this;
+  }
+};
+
+// Laps of one iteration into a thread's StepSplit (null: off, no clock read).
+class StepClock {
+ public:
+  explicit StepClock(StepSplit* into) : into_(into), t_(into ? Clock::now() : Clock::time_point{}) {}
+  void lap(std::size_t step) {
+    if (into_ == nullptr) return;
+    const Clock::time_point now = Clock::now();
+    into_->ns[step] += static_cast<std::uint64_t>(std::chrono::nanoseconds(now - t_).count());
+    t_ = now;
+  }
+  ~StepClock() {
+    if (into_ != nullptr) ++into_->iterations;
+  }
+  StepClock(const StepClock&) = delete;
+  StepClock& operator=(const StepClock&) = delete;
+
+ private:
+  StepSplit* into_;
+  Clock::time_point t_;
+};
+
+bool split_on() {
+  static const bool on = env_flag("TANDEM_BENCH_SUSTAINED_SPLIT");
+  return on;
+}
+
 struct LoopRun {
   double seconds = 0;           // common start -> the last thread's stream drained
   double iterations_per_s = 0;  // aggregate
   double lane_balance = 0;      // fewest iterations of a thread / most
+  StepSplit split;              // all threads' (TANDEM_BENCH_SUSTAINED_SPLIT)
   std::string error;
 };
 
-LoopRun finish(const TogetherRun& r, const std::vector<std::int64_t>& per_thread) {
+void report_split(benchmark::State& st, const StepSplit& s, const char* prefix) {
+  if (s.iterations == 0) return;
+  for (std::size_t i = 0; i < kSteps; ++i) {
+    st.counters[std::string(prefix) + "split_" + kStepNames[i] + "_ns"] =
+        static_cast<double>(s.ns[i]) / static_cast<double>(s.iterations);
+  }
+}
+
+LoopRun finish(const TogetherRun& r, const std::vector<std::int64_t>& per_thread,
+               const std::vector<StepSplit>& splits) {
   LoopRun out;
+  for (const StepSplit& x : splits) out.split += x;
   out.seconds = r.seconds;
   out.error = r.error;
   std::int64_t total = 0;
@@ -231,13 +287,17 @@ std::int64_t loop_for(Clock::time_point start, F iteration) {
 
 // The user's loop: every step through the public API, the futures dropped;
 // returns the tensor (the loop drops it with its work in flight).
-tandem::View tracked_iteration(const tandem::Stream& s, const SustainedKernels& kk) {
+tandem::View tracked_iteration(const tandem::Stream& s, const SustainedKernels& kk, StepClock& c) {
   tandem::View a = tandem::allocate(s, tandem::DType::f32, kElements);
+  c.lap(0);
   const k::Arg fill[] = {k::Arg::of(a), k::Arg::value(kFillValue)};
   (void)k::launch(s, *kk.fill, fill);
+  c.lap(1);
   tandem::View t = std::move(a).to_tensor(kShape);
+  c.lap(2);
   const k::Arg scale[] = {k::Arg::of(t), k::Arg::value(kScaleBy)};
   (void)k::launch(s, *kk.scale, scale);
+  c.lap(3);
   return t;
 }
 
@@ -252,6 +312,7 @@ LoopRun run_raw(const Env& e, const RawDriver& d, int threads) {
     const RawPool pool(b, ctx);
     const RawStreams streams(b, ctx, threads);
     std::vector<std::int64_t> done(static_cast<std::size_t>(threads), 0);
+    std::vector<StepSplit> splits(static_cast<std::size_t>(threads));
     const TogetherRun r = run_together(
         threads, [&](int) { check_rc(d.ctx_set_current(ctx.raw), "cuCtxSetCurrent"); },
         [&](int t, Clock::time_point start) {
@@ -260,16 +321,22 @@ LoopRun run_raw(const Env& e, const RawDriver& d, int threads) {
           k::PackedParams scale_params = kk.scale_params;
           void** fp = fill_params.pointers();
           void** sp = scale_params.pointers();
+          StepSplit* split = split_on() ? &splits[static_cast<std::size_t>(t)] : nullptr;
           done[static_cast<std::size_t>(t)] = loop_for(start, [&] {
+            StepClock c(split);
             unsigned long long p = 0;
             check_rc(d.alloc_from_pool_async(&p, kBufferBytes, pool.raw(), s), "cuMemAllocFromPoolAsync");
+            c.lap(0);
             raw_launch(d, fill_fn, kk.fill_dims, fp, p, s);
+            c.lap(1);
             raw_launch(d, scale_fn, kk.scale_dims, sp, p, s);
+            c.lap(3);
             check_rc(d.free_async(p, s), "cuMemFreeAsync");
+            c.lap(4);
           });
           check_rc(d.stream_synchronize(s), "cuStreamSynchronize");
         });
-    out = finish(r, done);
+    out = finish(r, done, splits);
     if (out.error.empty()) {
       // Untimed: the same steps once more, read back: the raw loop computed what the tracked one does.
       void* s = streams.raw(0);
@@ -310,15 +377,21 @@ TrackedRun run_tracked(const Env& e, int threads) {
   std::vector<tandem::Stream> streams;
   for (int t = 0; t < threads; ++t) streams.push_back(tandem::Stream::create(ctx));
   std::vector<std::int64_t> done(static_cast<std::size_t>(threads), 0);
+  std::vector<StepSplit> splits(static_cast<std::size_t>(threads));
   ctx.reset_held_bytes_peak();
   const TogetherRun r = run_together(
       threads, [](int) {},
       [&](int t, Clock::time_point start) {
         const tandem::Stream& s = streams[static_cast<std::size_t>(t)];
-        done[static_cast<std::size_t>(t)] = loop_for(start, [&] { tracked_iteration(s, kk); });
+        StepSplit* split = split_on() ? &splits[static_cast<std::size_t>(t)] : nullptr;
+        done[static_cast<std::size_t>(t)] = loop_for(start, [&] {
+          StepClock c(split);
+          { const tandem::View dropped = tracked_iteration(s, kk, c); }
+          c.lap(4);
+        });
         s.synchronize();
       });
-  out.loop = finish(r, done);
+  out.loop = finish(r, done, splits);
   const auto settle_all = [&] {
     if (!ctx.wait_for_retirement(std::chrono::seconds(60))) {
       throw std::runtime_error("the sustained loop's work did not retire within 60 s of its end");
@@ -335,7 +408,8 @@ TrackedRun run_tracked(const Env& e, int threads) {
   // Untimed: one more iteration, read back (the host-only backend runs no kernel: nothing to read).
   if (out.loop.error.empty() && e.platform.backend_name() != "host") {
     const tandem::Stream& s = streams[0];
-    const tandem::View t = tracked_iteration(s, kk);
+    StepClock untimed(nullptr);
+    const tandem::View t = tracked_iteration(s, kk, untimed);
     const std::vector<std::byte> bytes = tandem::read_back(s, t, std::chrono::seconds(60));
     std::vector<float> host(kElements);
     if (bytes.size() != kBufferBytes) throw std::runtime_error("read_back returned the wrong size");
@@ -390,9 +464,11 @@ void BM_SustainedLoad(benchmark::State& st) {
       st.counters["ratio"] =
           raw->iterations_per_s > 0 ? t.loop.iterations_per_s / raw->iterations_per_s : 0.0;
       st.counters["raw_first"] = call % 2 == 0 ? 1 : 0;
+      report_split(st, raw->split, "raw_");
     } else {
       st.SetLabel("no raw pair: " + e->raw_why);
     }
+    report_split(st, t.loop.split, "");
     // Absent rather than 0 when the runtime recorded nothing: a 0 would read as a pass.
     st.counters["retired_submissions"] = static_cast<double>(t.retired);
     if (t.retired > 0) {
@@ -429,6 +505,7 @@ void BM_RawSustainedLoad(benchmark::State& st) {
     st.counters["threads"] = threads;
     st.counters["iterations_per_s"] = r.iterations_per_s;
     st.counters["lane_balance"] = r.lane_balance;
+    report_split(st, r.split, "");
   });
 }
 
