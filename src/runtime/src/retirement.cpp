@@ -64,12 +64,16 @@ const auto kCoverQuiet = gap_from_env(3, std::chrono::microseconds(50));
 const auto kReleaseQuiet = gap_from_env(4, std::chrono::microseconds(2));
 // Whether a free dropped behind a stream whose newest work has an event of
 // its own is queued from here at the first sweep that sees it, without the
-// kReleaseQuiet wait. Such a stream is not streaming shared-event work
-// (its submitter's next call is not due at once), and each sweep of
-// waiting put the free one device round trip behind its kernel: launch ->
-// drop -> freed took 24.5 µs on the H100 against 14.3 µs to retire the
-// launch (results/h100/verify-49bef1e). TANDEM_RELEASE_AT_ONCE=0 keeps the
-// wait for every stream (to measure one against the other).
+// kReleaseQuiet wait, while submissions are not streaming in (busy_). Such
+// a stream's submitter has no call due at once to carry the free, and each
+// sweep of waiting put the free one device round trip behind its kernel:
+// launch -> drop -> freed took 22-24 µs on the H200 against 13-15 µs to
+// retire the launch; at once, 14-16 µs (results/h200/release-at-once-dac947a).
+// Under streaming load the submitters drain their frees themselves, and
+// this thread's drains would only hold their stream locks across two
+// driver calls and add markers: there the quiet rule stays.
+// TANDEM_RELEASE_AT_ONCE=0 keeps the wait always (to measure one against
+// the other).
 const bool kReleaseAtOnce = tuning_value("TANDEM_RELEASE_AT_ONCE", 0, 1) != 0;
 constexpr std::uint32_t kShallowQueue = 4;
 constexpr auto kSpinWhilePending = std::chrono::microseconds(200);
@@ -191,6 +195,7 @@ void Retirement::run() {
     for (const StreamState* s : streams) submitted += s->submitted_seq.load(std::memory_order_relaxed);
     busy_sweeps = submitted == seen_submitted ? 0 : busy_sweeps + 1;
     seen_submitted = submitted;
+    busy_ = busy_sweeps >= 2;
     if (waiting || busy_sweeps < 2) {
       gap = kLatencyGap;  // one new submission may well be waited for next
     } else {
@@ -275,7 +280,7 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
     // Before the queue's proof too: a free queued while the kernel it was
     // dropped behind still runs executes right behind it, and the query
     // below may then prove both.
-    if (kReleaseAtOnce && s->has_release_work()) progress |= tend_releases(*s);
+    if (kReleaseAtOnce && !busy_ && s->has_release_work()) progress |= tend_releases(*s);
     if (s->pending() != 0) {
       progress |= sweep_stream(*s);
       const std::uint64_t left = s->pending();
@@ -518,9 +523,9 @@ bool Retirement::tend_releases(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_
   // took 65 µs on the H200, 50 of them this wait). Still only try_lock: a
   // submitter holding the lock drains them itself. The release stream has
   // no submitter at all that would drain it or cover its frees: at once too.
-  // A stream whose newest work has its own event is not in a run of shared
-  // events: at once as well (kReleaseAtOnce).
-  const bool idle = s.internal || s.pending() == 0 || (kReleaseAtOnce && !tail_covered(s));
+  // A stream whose newest work has its own event, while submissions are
+  // not streaming in: at once as well (kReleaseAtOnce).
+  const bool idle = s.internal || s.pending() == 0 || (kReleaseAtOnce && !busy_ && !tail_covered(s));
   if (idle && !waiting) {
     if (!s.mu.try_lock()) return did;
   } else if (!quiet(s, waiting, kReleaseQuiet) || !lock_quiet_stream(s, waiting)) {

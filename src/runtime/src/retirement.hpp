@@ -170,6 +170,9 @@ class Retirement {
   bool wake_ TANDEM_GUARDED_BY(mu_) = false;
   // Retirement thread only.
   std::uint64_t seen_generation_ = 0;
+  // Consecutive sweeps found new work (submitters are streaming): dropped
+  // frees keep the quiet-time rule (tend_releases).
+  bool busy_ = false;
   struct Outcome {
     Submission* sub;
     bool completed;  // false: completion unknown, quarantined
