@@ -36,42 +36,38 @@ void quarantine(Submission& sub) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   }
 }
 
+// Takes a tracked lease out of its allocation's tracker and returns the
+// counts it held (no longer tracked). A lease a newer one of its stream
+// already displaced is not there any more and handed its counts on: 0.
+std::uint32_t untrack_lease(Lease& l) noexcept {
+  base::Guard g(l.alloc->tracker_lock);
+  auto& held = l.alloc->leases;
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    if (held[i] == &l) {
+      held.swap_remove(i);
+      return l.take_counts();
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 void untrack_leases_now(Submission& sub) noexcept {
   std::vector<std::pair<AllocationState*, std::uint32_t>> drops;
   for (Lease& l : sub.leases) {
     if (!l.is_tracked()) continue;
-    base::Guard g(l.alloc->tracker_lock);
-    auto& held = l.alloc->leases;
-    for (std::size_t i = 0; i < held.size(); ++i) {
-      if (held[i] != &l) continue;
-      held.swap_remove(i);
-      drops.push_back({l.alloc, l.take_counts()});  // no longer tracked
-      break;
-    }
+    if (const std::uint32_t counts = untrack_lease(l)) drops.push_back({l.alloc, counts});
   }
   for (const auto& [alloc, n] : drops) alloc->drop_leases(n);  // outside every lock
 }
 
 // Takes a completed submission's leases out of their trackers, noting the
-// counts they hold. A lease a newer one of its stream already displaced is
-// not there any more and handed its counts on: no lock, nothing to drop.
+// counts they hold, to drop once per allocation after the batch.
 void Retirement::untrack_leases(Submission& sub) {
   for (Lease& l : sub.leases) {
     if (!l.is_tracked()) continue;
-    std::uint32_t counts = 0;
-    {
-      base::Guard g(l.alloc->tracker_lock);
-      auto& held = l.alloc->leases;
-      for (std::size_t i = 0; i < held.size(); ++i) {
-        if (held[i] == &l) {
-          held.swap_remove(i);
-          counts = l.take_counts();  // no longer tracked
-          break;
-        }
-      }
-    }
+    const std::uint32_t counts = untrack_lease(l);
     TANDEM_TRACE("untrack sub %lu alloc %lu [%lu,+%lu) counts %u", sub.id, l.alloc->id, l.offset(), l.bytes(),
                  counts);
     if (counts) count_drop(l.alloc, counts);
