@@ -215,24 +215,25 @@ void HandleTable::put_stream(Slot s, Stream stream) {
   old = std::exchange(slots_[s]->handle, wrap(std::move(h)));
 }
 
-void HandleTable::put_borrowed(Slot s, Stream stream) {
-  auto h = std::make_unique<Handle>();
-  h->kind = Handle::Kind::stream;
-  h->stream = std::move(stream);
+void HandleTable::put_in_free(Slot s, std::unique_ptr<Handle> h) {
   SlotState& st = *slots_[s];
   base::Guard g(st.mu);
   require_free_locked(st);
   st.handle = wrap(std::move(h));
 }
 
+void HandleTable::put_borrowed(Slot s, Stream stream) {
+  auto h = std::make_unique<Handle>();
+  h->kind = Handle::Kind::stream;
+  h->stream = std::move(stream);
+  put_in_free(s, std::move(h));
+}
+
 void HandleTable::put_borrowed(Slot s, Context context) {
   auto h = std::make_unique<Handle>();
   h->kind = Handle::Kind::context;
   h->context = std::move(context);
-  SlotState& st = *slots_[s];
-  base::Guard g(st.mu);
-  require_free_locked(st);
-  st.handle = wrap(std::move(h));
+  put_in_free(s, std::move(h));
 }
 
 // Locks (several slots at once) is beyond the analysis: it holds each slot used here.

@@ -138,6 +138,8 @@ class HandleTable {
   static std::shared_ptr<Handle> find_locked(SlotState& s) TANDEM_REQUIRES(s.mu);
   static std::shared_ptr<Handle> view_locked(SlotState& s, Role role) TANDEM_REQUIRES(s.mu);
   static void require_free_locked(SlotState& s) TANDEM_REQUIRES(s.mu);
+  // Puts `h` under a name that must be free (put_borrowed).
+  void put_in_free(Slot s, std::unique_ptr<Handle> h);
   // The slot and the view's shard are held.
   void insert_view_locked(SlotState& s, View v) TANDEM_REQUIRES(s.mu);
   void settle_graph_releases() TANDEM_EXCLUDES(releasing_mu_);
