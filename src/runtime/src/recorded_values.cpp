@@ -140,4 +140,11 @@ double scalar_at(DType t, const void* p) {
   return v ? *v : 0.0;
 }
 
+std::string_view derive_op(ViewOrigin origin) noexcept {
+  static constexpr std::string_view kOps[] = {"alloc",       "foreign",     "slice",       "peel",
+                                              "atomic",      "as_buffer",   "tensor_view", "to_tensor",
+                                              "into_buffer", "reinterpret", "split",       "split"};
+  return kOps[static_cast<std::size_t>(origin)];
+}
+
 }  // namespace tandem::detail::recorded

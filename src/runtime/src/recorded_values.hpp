@@ -11,6 +11,7 @@
 
 #include "tandem/driver/types.hpp"
 #include "tandem/dtype.hpp"
+#include "tandem/recorder.hpp"
 
 namespace tandem::detail::recorded {
 
@@ -30,5 +31,7 @@ namespace tandem::detail::recorded {
 [[nodiscard]] std::string dims(const driver::Dim3& d);
 // The scalar of type `t` at `p` (0 for a type a scenario cannot write).
 [[nodiscard]] double scalar_at(DType t, const void* p);
+// The scenario op a derivation is written as (split: its halves).
+[[nodiscard]] std::string_view derive_op(ViewOrigin origin) noexcept;
 
 }  // namespace tandem::detail::recorded

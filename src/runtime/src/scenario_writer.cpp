@@ -15,6 +15,7 @@
 
 namespace tandem::detail {
 
+using recorded::derive_op;
 using recorded::int_list;
 using recorded::json_quoted;
 using recorded::values_form;
@@ -119,36 +120,38 @@ void ScenarioWriter::on_stream_dropped(std::uint64_t stream_id) {
 
 std::string ScenarioWriter::derive_body(ViewOrigin origin, const std::string& id, const std::string& of,
                                         const DeriveArgs& a, const View* made, const StreamRef* stream) {
-  std::string b;
+  if (origin == ViewOrigin::split_low || origin == ViewOrigin::split_high) return {};  // written whole
+  std::string b = "{\"op\": " + json_quoted(derive_op(origin)) + ", \"id\": " + json_quoted(id);
   switch (origin) {
     case ViewOrigin::allocate:
-      b = "{\"op\": \"alloc\", \"id\": " + json_quoted(id) +
-          ", \"dtype\": " + json_quoted(dtype_name(made->dtype())) + ", \"len\": " + std::to_string(a.len);
+      b += ", \"dtype\": " + json_quoted(dtype_name(made->dtype())) + ", \"len\": " + std::to_string(a.len);
       if (stream != nullptr) b += ", \"stream\": " + json_quoted(stream_name(stream->id()));
-      return b;
+      break;
     case ViewOrigin::adopt:
-      return "{\"op\": \"foreign\", \"id\": " + json_quoted(id) +
-             ", \"dtype\": " + json_quoted(dtype_name(made->dtype())) + ", \"len\": " + std::to_string(a.len);
+      b += ", \"dtype\": " + json_quoted(dtype_name(made->dtype())) + ", \"len\": " + std::to_string(a.len);
+      break;
     case ViewOrigin::slice:
-      return "{\"op\": \"slice\", \"id\": " + json_quoted(id) + ", \"of\": " + json_quoted(of) +
-             ", \"offset\": " + std::to_string(a.offset) + ", \"len\": " + std::to_string(a.len);
+      b += ", \"of\": " + json_quoted(of) + ", \"offset\": " + std::to_string(a.offset) +
+           ", \"len\": " + std::to_string(a.len);
+      break;
     case ViewOrigin::peel:
-      return "{\"op\": \"peel\", \"id\": " + json_quoted(id) + ", \"of\": " + json_quoted(of) +
-             ", \"index\": " + std::to_string(a.index);
+      b += ", \"of\": " + json_quoted(of) + ", \"index\": " + std::to_string(a.index);
+      break;
     case ViewOrigin::atomic:
-      return "{\"op\": \"atomic\", \"id\": " + json_quoted(id) + ", \"of\": " + json_quoted(of);
     case ViewOrigin::as_buffer:
-      return "{\"op\": \"as_buffer\", \"id\": " + json_quoted(id) + ", \"of\": " + json_quoted(of);
+      b += ", \"of\": " + json_quoted(of);
+      break;
     case ViewOrigin::to_tensor:
-      return "{\"op\": \"to_tensor\", \"id\": " + json_quoted(id) + ", \"from\": " + json_quoted(of) +
-             ", \"shape\": " + int_list(a.shape);
+      b += ", \"from\": " + json_quoted(of) + ", \"shape\": " + int_list(a.shape);
+      break;
     case ViewOrigin::into_buffer:
-      return "{\"op\": \"into_buffer\", \"id\": " + json_quoted(id) + ", \"from\": " + json_quoted(of);
+      b += ", \"from\": " + json_quoted(of);
+      break;
     case ViewOrigin::reinterpret:
-      return "{\"op\": \"reinterpret\", \"id\": " + json_quoted(id) + ", \"from\": " + json_quoted(of) +
-             ", \"dtype\": " + json_quoted(dtype_name(a.dtype));
-    case ViewOrigin::tensor_view: {
-      b = "{\"op\": \"tensor_view\", \"id\": " + json_quoted(id) + ", \"of\": " + json_quoted(of);
+      b += ", \"from\": " + json_quoted(of) + ", \"dtype\": " + json_quoted(dtype_name(a.dtype));
+      break;
+    case ViewOrigin::tensor_view:
+      b += ", \"of\": " + json_quoted(of);
       if (!a.shape.empty()) b += ", \"shape\": " + int_list(a.shape);
       if (!a.ranges.empty()) {
         b += ", \"slice\": [";
@@ -158,8 +161,7 @@ std::string ScenarioWriter::derive_body(ViewOrigin origin, const std::string& id
         }
         b += "]";
       }
-      return b;
-    }
+      break;
     case ViewOrigin::split_low:
     case ViewOrigin::split_high:
       break;

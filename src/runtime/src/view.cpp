@@ -5,6 +5,7 @@
 #include "allocation_state.hpp"
 #include "context_state.hpp"
 #include "record_hook.hpp"
+#include "recorded_values.hpp"
 #include "stream_state.hpp"
 #include "submission.hpp"
 #include "submit.hpp"
@@ -45,14 +46,6 @@ std::uint64_t checked_product(std::span<const std::int64_t> shape) {
   return n;
 }
 
-// The scenario op a derivation is written as (split: its halves).
-std::string_view op_of(ViewOrigin origin) {
-  static constexpr std::string_view kOps[] = {"alloc",       "foreign",     "slice",       "peel",
-                                              "atomic",      "as_buffer",   "tensor_view", "to_tensor",
-                                              "into_buffer", "reinterpret", "split",       "split"};
-  return kOps[static_cast<std::size_t>(origin)];
-}
-
 // Runs a derivation and tells the Recorder, if one is installed, what it
 // made or the error it failed with (the source's key is taken first: a
 // consuming conversion empties it).
@@ -65,7 +58,7 @@ View recorded(ViewOrigin origin, const View& parent, const DeriveArgs& args, Mak
     try {
       return make();
     } catch (const Error& e) {
-      r->on_use_refused(op_of(origin), e.code());
+      r->on_use_refused(detail::recorded::derive_op(origin), e.code());
       throw;
     }
   }
