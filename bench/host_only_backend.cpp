@@ -47,6 +47,18 @@ std::size_t touch_bytes() {
   for (std::size_t i = 0; i < bytes; i += 64) buf[i] = static_cast<unsigned char>(buf[i] + 1);
 }
 
+// TANDEM_BENCH_HOST_FAKE_MEMORY=1 (diagnostic): stream-ordered allocations
+// and frees return at once with addresses no memory backs (nothing reads
+// them: this backend runs no kernel and copies nothing), instead of the
+// sim's, whose every allocation writes its poison pattern. Then tandem's
+// own allocation path (tracking, the drain of dropped frees, the drop) is
+// what a host-only allocate + drop costs: to profile it (callgrind, perf)
+// apart from the driver.
+bool fake_memory() {
+  const char* v = std::getenv("TANDEM_BENCH_HOST_FAKE_MEMORY");
+  return v != nullptr && v[0] == '1';
+}
+
 // When each event's work completes, by event: an open-addressed table with
 // exact keys (events are only ever added; a destroyed event's address that
 // comes back reuses its slot). A slot is never shared: an event recorded
@@ -202,6 +214,18 @@ class HostOnlyBackend final : public d::ForwardingBackend {
   d::Result graph_launch(d::ContextHandle, d::GraphHandle, d::StreamHandle) noexcept override {
     return d::kOk;
   }
+  d::Result mem_alloc_async(d::ContextHandle ctx, d::PoolHandle p, std::size_t bytes, d::StreamHandle s,
+                            d::DevicePtr& out) noexcept override {
+    if (!fake_memory_) return inner().mem_alloc_async(ctx, p, bytes, s, out);
+    // Never reused: 2^48 bytes of addresses outlast any benchmark.
+    constexpr std::uint64_t kAlign = 256, kBase = std::uint64_t{1} << 40;
+    out = kBase +
+          next_fake_.fetch_add((bytes + kAlign - 1) / kAlign * kAlign + kAlign, std::memory_order_relaxed);
+    return d::kOk;
+  }
+  d::Result mem_free_async(d::ContextHandle ctx, d::DevicePtr ptr, d::StreamHandle s) noexcept override {
+    return fake_memory_ ? d::kOk : inner().mem_free_async(ctx, ptr, s);
+  }
 
  private:
   // By name, remembered per thread for the last symbol (a name search per
@@ -219,6 +243,8 @@ class HostOnlyBackend final : public d::ForwardingBackend {
   std::unique_ptr<RecordTimes> times_ = std::make_unique<RecordTimes>();
   std::unique_ptr<BusyStreams> busy_ = std::make_unique<BusyStreams>();
   const std::size_t touch_bytes_ = touch_bytes();
+  const bool fake_memory_ = fake_memory();
+  std::atomic<std::uint64_t> next_fake_{0};
 };
 
 }  // namespace
