@@ -5,6 +5,7 @@
 // completion quarantines, dropped streams still retire, wait_for_retirement.
 #include <atomic>
 #include <optional>
+#include <vector>
 
 #include "runtime/runtime_test_support.hpp"
 #include "tandem/driver/forwarding_backend.hpp"
@@ -165,6 +166,37 @@ TEST_F(Retirement, MemoryIsFreedOnlyAfterTheKernelCompletes) {
   e.ctx.trim();
   EXPECT_EQ(sim().live_allocations(), sim_base);
   EXPECT_EQ(sim().violation_count(), 0U) << "memory freed under the kernel: " << violations_text();
+}
+
+// The settle merges lease counts per allocation only among its newest few
+// entries (count_drop): buffers whose leases lie far apart in one settled
+// batch get several entries. Every count must still drop exactly once: a
+// lost one leaks the buffer, a doubled one frees it twice (AddressSanitizer).
+TEST_F(Retirement, LeasesOfOneBufferFarApartInOneSettledBatchFreeItExactlyOnce) {
+  constexpr int kBuffers = 24;  // more than the merge window between two uses of one buffer
+  constexpr int kRounds = 3;
+  Env e = env();
+  settle();
+  const RuntimeStats before = e.ctx.stats();
+  std::optional<View> held = allocate(e.a, DType::u32, 4);
+  std::vector<std::optional<View>> xs;
+  for (int i = 0; i < kBuffers; ++i) xs.emplace_back(allocate(e.a, DType::u32, 64));
+  Gate& g = gate();
+  const LaunchFuture first = fill(e.a, *held, 1, {.gate = &g});  // holds the stream: one batch settles below
+  ASSERT_TRUE(g.wait_arrivals(1));
+  for (int r = 0; r < kRounds; ++r) {
+    for (int i = 0; i < kBuffers; ++i) (void)fill(e.a, *xs[static_cast<std::size_t>(i)], 7);
+  }
+  xs.clear();
+  held.reset();
+  EXPECT_EQ(e.ctx.stats().frees_total, before.frees_total) << "freed under the held launch";
+  g.open();
+  ASSERT_TRUE(e.ctx.wait_for_retirement(kPatience));
+  const RuntimeStats st = e.ctx.stats();
+  EXPECT_EQ(st.frees_total, before.frees_total + kBuffers + 1);
+  EXPECT_EQ(st.live_allocations, before.live_allocations);
+  EXPECT_EQ(st.live_bytes, before.live_bytes);
+  EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
 }
 
 TEST_F(Retirement, ForeignOwnerIsReleasedExactlyOnceAfterTheLastUseRetires) {
