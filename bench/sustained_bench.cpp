@@ -36,6 +36,12 @@
 //                          cuLaunchKernel / cuMemFreeAsync on a pool made like
 //                          tandem's.
 //
+//   BM_SustainedLoadAA/K   diagnostic, with TANDEM_BENCH_SUSTAINED_AA=1: the
+//                          raw loop paired with itself (the method's spread).
+//
+// TANDEM_BENCH_SUSTAINED_SLICES=N runs each pair as N alternating slices of
+// each loop instead of one whole run each (sustained_slices below).
+//
 // Counters (per repetition): iterations_per_s (aggregate: all threads'
 // iterations over the wall time from the common start to the last stream
 // drained), and for the tracked loop raw_iterations_per_s and ratio (its
@@ -51,6 +57,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -258,25 +265,45 @@ void report_split(benchmark::State& st, const StepSplit& s, const char* prefix) 
   }
 }
 
-LoopRun finish(const TogetherRun& r, const std::vector<std::int64_t>& per_thread,
-               const std::vector<StepSplit>& splits) {
-  LoopRun out;
-  for (const StepSplit& x : splits) out.split += x;
-  out.seconds = r.seconds;
-  out.error = r.error;
-  std::int64_t total = 0;
-  for (const std::int64_t n : per_thread) total += n;
-  const auto [few, most] = std::minmax_element(per_thread.begin(), per_thread.end());
-  out.iterations_per_s = r.seconds > 0 ? static_cast<double>(total) / r.seconds : 0.0;
-  out.lane_balance = *most > 0 ? static_cast<double>(*few) / static_cast<double>(*most) : 0.0;
-  return out;
-}
+// A loop's totals over its slices (one slice unless
+// TANDEM_BENCH_SUSTAINED_SLICES says more): per thread, the iterations and
+// the step split; the slices' wall times summed.
+class LoopTotals {
+ public:
+  explicit LoopTotals(int threads)
+      : done_(static_cast<std::size_t>(threads), 0), splits_(static_cast<std::size_t>(threads)) {}
+  std::int64_t& done(int t) { return done_[static_cast<std::size_t>(t)]; }
+  StepSplit* split(int t) { return split_on() ? &splits_[static_cast<std::size_t>(t)] : nullptr; }
+  void add(const TogetherRun& r) {
+    seconds_ += r.seconds;
+    if (error_.empty()) error_ = r.error;
+  }
+  [[nodiscard]] bool failed() const { return !error_.empty(); }
+  [[nodiscard]] LoopRun result() const {
+    LoopRun out;
+    for (const StepSplit& x : splits_) out.split += x;
+    out.seconds = seconds_;
+    out.error = error_;
+    std::int64_t total = 0;
+    for (const std::int64_t n : done_) total += n;
+    const auto [few, most] = std::minmax_element(done_.begin(), done_.end());
+    out.iterations_per_s = seconds_ > 0 ? static_cast<double>(total) / seconds_ : 0.0;
+    out.lane_balance = *most > 0 ? static_cast<double>(*few) / static_cast<double>(*most) : 0.0;
+    return out;
+  }
 
-// Runs `iteration` in batches of kCheckEvery from `start` until kSustainedFor
+ private:
+  std::vector<std::int64_t> done_;
+  std::vector<StepSplit> splits_;
+  double seconds_ = 0;
+  std::string error_;
+};
+
+// Runs `iteration` in batches of kCheckEvery from `start` until `length`
 // has passed; returns the iterations done.
 template <class F>
-std::int64_t loop_for(Clock::time_point start, F iteration) {
-  const Clock::time_point until = start + kSustainedFor;
+std::int64_t loop_for(Clock::time_point start, std::chrono::nanoseconds length, F iteration) {
+  const Clock::time_point until = start + length;
   std::int64_t n = 0;
   do {
     for (int j = 0; j < kCheckEvery; ++j) iteration();
@@ -301,61 +328,87 @@ tandem::View tracked_iteration(const tandem::Stream& s, const SustainedKernels& 
   return t;
 }
 
-LoopRun run_raw(const Env& e, const RawDriver& d, int threads) {
-  const SustainedKernels& kk = sustained_kernels();
-  drv::Backend& b = e.platform.backend();
-  const drv::ContextHandle ctx = e.ctx.native();
-  void* fill_fn = e.function(*kk.fill);
-  void* scale_fn = e.function(*kk.scale);
-  LoopRun out;
-  {
-    const RawPool pool(b, ctx);
-    const RawStreams streams(b, ctx, threads);
-    std::vector<std::int64_t> done(static_cast<std::size_t>(threads), 0);
-    std::vector<StepSplit> splits(static_cast<std::size_t>(threads));
-    const TogetherRun r = run_together(
-        threads, [&](int) { check_rc(d.ctx_set_current(ctx.raw), "cuCtxSetCurrent"); },
+// The raw loop of one repetition: its pool and streams live across its
+// slices.
+class RawLoop {
+ public:
+  RawLoop(const Env& e, const RawDriver& d, int threads)
+      : d_(d),
+        kk_(sustained_kernels()),
+        b_(e.platform.backend()),
+        ctx_(e.ctx.native()),
+        fill_fn_(e.function(*kk_.fill)),
+        scale_fn_(e.function(*kk_.scale)),
+        threads_(threads),
+        pool_(b_, ctx_),
+        streams_(b_, ctx_, threads),
+        totals_(threads) {}
+
+  // Every thread loops for `length` from a common start; its stream drained.
+  void slice(std::chrono::nanoseconds length) {
+    totals_.add(run_together(
+        threads_, [&](int) { check_rc(d_.ctx_set_current(ctx_.raw), "cuCtxSetCurrent"); },
         [&](int t, Clock::time_point start) {
-          void* s = streams.raw(t);
-          k::PackedParams fill_params = kk.fill_params;  // this thread's, patched per iteration
-          k::PackedParams scale_params = kk.scale_params;
+          void* s = streams_.raw(t);
+          k::PackedParams fill_params = kk_.fill_params;  // this thread's, patched per iteration
+          k::PackedParams scale_params = kk_.scale_params;
           void** fp = fill_params.pointers();
           void** sp = scale_params.pointers();
-          StepSplit* split = split_on() ? &splits[static_cast<std::size_t>(t)] : nullptr;
-          done[static_cast<std::size_t>(t)] = loop_for(start, [&] {
+          StepSplit* split = totals_.split(t);
+          totals_.done(t) += loop_for(start, length, [&] {
             StepClock c(split);
             unsigned long long p = 0;
-            check_rc(d.alloc_from_pool_async(&p, kBufferBytes, pool.raw(), s), "cuMemAllocFromPoolAsync");
+            check_rc(d_.alloc_from_pool_async(&p, kBufferBytes, pool_.raw(), s), "cuMemAllocFromPoolAsync");
             c.lap(0);
-            raw_launch(d, fill_fn, kk.fill_dims, fp, p, s);
+            raw_launch(d_, fill_fn_, kk_.fill_dims, fp, p, s);
             c.lap(1);
-            raw_launch(d, scale_fn, kk.scale_dims, sp, p, s);
+            raw_launch(d_, scale_fn_, kk_.scale_dims, sp, p, s);
             c.lap(3);
-            check_rc(d.free_async(p, s), "cuMemFreeAsync");
+            check_rc(d_.free_async(p, s), "cuMemFreeAsync");
             c.lap(4);
           });
-          check_rc(d.stream_synchronize(s), "cuStreamSynchronize");
-        });
-    out = finish(r, done, splits);
-    if (out.error.empty()) {
-      // Untimed: the same steps once more, read back: the raw loop computed what the tracked one does.
-      void* s = streams.raw(0);
-      k::PackedParams fill_params = kk.fill_params;
-      k::PackedParams scale_params = kk.scale_params;
-      unsigned long long p = 0;
-      check_rc(d.ctx_set_current(ctx.raw), "cuCtxSetCurrent");
-      check_rc(d.alloc_from_pool_async(&p, kBufferBytes, pool.raw(), s), "cuMemAllocFromPoolAsync");
-      raw_launch(d, fill_fn, kk.fill_dims, fill_params.pointers(), p, s);
-      raw_launch(d, scale_fn, kk.scale_dims, scale_params.pointers(), p, s);
-      std::vector<float> host(kElements);
-      const drv::Result got = b.download_async(ctx, host.data(), p, kBufferBytes, streams.handle(0));
-      check_rc(d.free_async(p, s), "cuMemFreeAsync");
-      check_rc(d.stream_synchronize(s), "cuStreamSynchronize");
-      if (!got.ok()) throw std::runtime_error("reading back the raw loop's buffer: " + b.describe(got));
-      check_contents(host, "the raw");
-    }
+          check_rc(d_.stream_synchronize(s), "cuStreamSynchronize");
+        }));
   }
-  return out;
+
+  // Untimed: the same steps once more, read back: the raw loop computed
+  // what the tracked one does.
+  [[nodiscard]] LoopRun finish() {
+    if (totals_.failed()) return totals_.result();
+    void* s = streams_.raw(0);
+    k::PackedParams fill_params = kk_.fill_params;
+    k::PackedParams scale_params = kk_.scale_params;
+    unsigned long long p = 0;
+    check_rc(d_.ctx_set_current(ctx_.raw), "cuCtxSetCurrent");
+    check_rc(d_.alloc_from_pool_async(&p, kBufferBytes, pool_.raw(), s), "cuMemAllocFromPoolAsync");
+    raw_launch(d_, fill_fn_, kk_.fill_dims, fill_params.pointers(), p, s);
+    raw_launch(d_, scale_fn_, kk_.scale_dims, scale_params.pointers(), p, s);
+    std::vector<float> host(kElements);
+    const drv::Result got = b_.download_async(ctx_, host.data(), p, kBufferBytes, streams_.handle(0));
+    check_rc(d_.free_async(p, s), "cuMemFreeAsync");
+    check_rc(d_.stream_synchronize(s), "cuStreamSynchronize");
+    if (!got.ok()) throw std::runtime_error("reading back the raw loop's buffer: " + b_.describe(got));
+    check_contents(host, "the raw");
+    return totals_.result();
+  }
+
+ private:
+  const RawDriver& d_;
+  const SustainedKernels& kk_;
+  drv::Backend& b_;
+  const drv::ContextHandle ctx_;
+  void* const fill_fn_;
+  void* const scale_fn_;
+  const int threads_;
+  const RawPool pool_;  // destroyed after the streams (drained first)
+  const RawStreams streams_;
+  LoopTotals totals_;
+};
+
+LoopRun run_raw(const Env& e, const RawDriver& d, int threads) {
+  RawLoop loop(e, d, threads);
+  loop.slice(kSustainedFor);
+  return loop.finish();
 }
 
 struct TrackedRun {
@@ -366,63 +419,127 @@ struct TrackedRun {
   std::uint64_t leaked = 0, quarantined = 0;
 };
 
-TrackedRun run_tracked(const Env& e, int threads) {
-  const SustainedKernels& kk = sustained_kernels();
-  TrackedRun out;
+tandem::ContextOptions tracked_options() {
   tandem::ContextOptions options;
   options.measure_retirement_latency = true;
-  const tandem::Context ctx = tandem::Context::create(e.platform.device(0), options);
-  ctx.load_kernel(*kk.fill->symbol);  // no lazy module load inside the timed loop
-  ctx.load_kernel(*kk.scale->symbol);
-  std::vector<tandem::Stream> streams;
-  for (int t = 0; t < threads; ++t) streams.push_back(tandem::Stream::create(ctx));
-  std::vector<std::int64_t> done(static_cast<std::size_t>(threads), 0);
-  std::vector<StepSplit> splits(static_cast<std::size_t>(threads));
-  ctx.reset_held_bytes_peak();
-  const TogetherRun r = run_together(
-      threads, [](int) {},
-      [&](int t, Clock::time_point start) {
-        const tandem::Stream& s = streams[static_cast<std::size_t>(t)];
-        StepSplit* split = split_on() ? &splits[static_cast<std::size_t>(t)] : nullptr;
-        done[static_cast<std::size_t>(t)] = loop_for(start, [&] {
-          StepClock c(split);
-          { const tandem::View dropped = tracked_iteration(s, kk, c); }
-          c.lap(4);
-        });
-        s.synchronize();
-      });
-  out.loop = finish(r, done, splits);
-  const auto settle_all = [&] {
-    if (!ctx.wait_for_retirement(std::chrono::seconds(60))) {
+  return options;
+}
+
+// The tracked loop of one repetition: a context made for it (with
+// measure_retirement_latency, otherwise the default options) and a stream
+// per thread, living across its slices.
+class TrackedLoop {
+ public:
+  TrackedLoop(const Env& e, int threads)
+      : e_(e),
+        kk_(sustained_kernels()),
+        threads_(threads),
+        ctx_(tandem::Context::create(e.platform.device(0), tracked_options())),
+        totals_(threads) {
+    ctx_.load_kernel(*kk_.fill->symbol);  // no lazy module load inside the timed loop
+    ctx_.load_kernel(*kk_.scale->symbol);
+    for (int t = 0; t < threads; ++t) streams_.push_back(tandem::Stream::create(ctx_));
+    ctx_.reset_held_bytes_peak();
+  }
+
+  // Every thread loops for `length` from a common start; its stream drained
+  // (the retirement of what it submitted may still lag).
+  void slice(std::chrono::nanoseconds length) {
+    totals_.add(run_together(
+        threads_, [](int) {},
+        [&](int t, Clock::time_point start) {
+          const tandem::Stream& s = streams_[static_cast<std::size_t>(t)];
+          StepSplit* split = totals_.split(t);
+          totals_.done(t) += loop_for(start, length, [&] {
+            StepClock c(split);
+            { const tandem::View dropped = tracked_iteration(s, kk_, c); }
+            c.lap(4);
+          });
+          s.synchronize();
+        }));
+  }
+
+  // Untimed: everything retired (a backlog left by a slice does not spill
+  // into what runs next).
+  void settle_all() const {
+    if (!ctx_.wait_for_retirement(std::chrono::seconds(60))) {
       throw std::runtime_error("the sustained loop's work did not retire within 60 s of its end");
     }
-  };
-  settle_all();
-  out.stats = ctx.stats();
-  if (const tandem::LatencyHistogram* h = ctx.retire_latency(); h != nullptr) {
-    out.retired = h->count();
-    out.p50_us = static_cast<double>(h->quantile(0.5)) * 1e-3;
-    out.p99_us = static_cast<double>(h->quantile(0.99)) * 1e-3;
-    out.max_us = static_cast<double>(h->max()) * 1e-3;
   }
-  // Untimed: one more iteration, read back (the host-only backend runs no kernel: nothing to read).
-  if (out.loop.error.empty() && e.platform.backend_name() != "host") {
-    const tandem::Stream& s = streams[0];
-    StepClock untimed(nullptr);
-    const tandem::View t = tracked_iteration(s, kk, untimed);
-    const std::vector<std::byte> bytes = tandem::read_back(s, t, std::chrono::seconds(60));
-    std::vector<float> host(kElements);
-    if (bytes.size() != kBufferBytes) throw std::runtime_error("read_back returned the wrong size");
-    std::memcpy(host.data(), bytes.data(), kBufferBytes);
-    check_contents(host, "the tracked");
+
+  [[nodiscard]] TrackedRun finish() {
+    TrackedRun out;
+    out.loop = totals_.result();
+    settle_all();
+    out.stats = ctx_.stats();
+    if (const tandem::LatencyHistogram* h = ctx_.retire_latency(); h != nullptr) {
+      out.retired = h->count();
+      out.p50_us = static_cast<double>(h->quantile(0.5)) * 1e-3;
+      out.p99_us = static_cast<double>(h->quantile(0.99)) * 1e-3;
+      out.max_us = static_cast<double>(h->max()) * 1e-3;
+    }
+    // Untimed: one more iteration, read back (the host-only backend runs no kernel: nothing to read).
+    if (out.loop.error.empty() && e_.platform.backend_name() != "host") {
+      const tandem::Stream& s = streams_[0];
+      StepClock untimed(nullptr);
+      const tandem::View t = tracked_iteration(s, kk_, untimed);
+      const std::vector<std::byte> bytes = tandem::read_back(s, t, std::chrono::seconds(60));
+      std::vector<float> host(kElements);
+      if (bytes.size() != kBufferBytes) throw std::runtime_error("read_back returned the wrong size");
+      std::memcpy(host.data(), bytes.data(), kBufferBytes);
+      check_contents(host, "the tracked");
+    }
+    settle_all();
+    const tandem::RuntimeStats after = ctx_.stats();
+    out.leaked = after.live_allocations;
+    out.quarantined = after.quarantined_submissions;
+    streams_.clear();
+    settle_all();  // the dropped streams destroyed
+    return out;
   }
-  settle_all();
-  const tandem::RuntimeStats after = ctx.stats();
-  out.leaked = after.live_allocations;
-  out.quarantined = after.quarantined_submissions;
-  streams.clear();
-  settle_all();  // the dropped streams destroyed
-  return out;
+
+ private:
+  const Env& e_;
+  const SustainedKernels& kk_;
+  const int threads_;
+  const tandem::Context ctx_;
+  std::vector<tandem::Stream> streams_;
+  LoopTotals totals_;
+};
+
+TrackedRun run_tracked(const Env& e, int threads) {
+  TrackedLoop loop(e, threads);
+  loop.slice(kSustainedFor);
+  return loop.finish();
+}
+
+// TANDEM_BENCH_SUSTAINED_SLICES=N (diagnostic; default 1): a pair's two
+// loops run as N slices of kSustainedFor / N each, in alternation, instead
+// of one whole run each; the tracked side's work retires (untimed) after
+// each of its slices, so that none of it spills into the raw slice after.
+// What it answers: how much of a pair's spread is the VM drifting between
+// two one-second runs.
+int sustained_slices() {
+  static const int n = [] {
+    const char* v = std::getenv("TANDEM_BENCH_SUSTAINED_SLICES");
+    const long x = v != nullptr ? std::strtol(v, nullptr, 10) : 1;
+    return static_cast<int>(std::clamp<long>(x, 1, 100));
+  }();
+  return n;
+}
+
+void after_slice(const TrackedLoop& t) { t.settle_all(); }
+void after_slice(const RawLoop&) {}
+
+template <class A, class B>
+void run_sliced(A& first, B& second, int slices) {
+  const auto length = std::chrono::duration_cast<std::chrono::nanoseconds>(kSustainedFor) / slices;
+  for (int i = 0; i < slices; ++i) {
+    first.slice(length);
+    after_slice(first);
+    second.slice(length);
+    after_slice(second);
+  }
 }
 
 // Pairs of BM_SustainedLoad/K alternate their order from one repetition to
@@ -439,9 +556,23 @@ void BM_SustainedLoad(benchmark::State& st) {
     (void)sustained_kernels();
     std::optional<TrackedRun> tracked;
     std::optional<LoopRun> raw;
+    const int slices = sustained_slices();
     for (auto _ : st) {
       // As run_pair (paired.hpp) does, with two result types.
       settle(*e);
+      if (d != nullptr && slices > 1) {
+        RawLoop r(*e, *d, threads);
+        TrackedLoop t(*e, threads);
+        if (call % 2 == 0) {
+          run_sliced(r, t, slices);
+        } else {
+          run_sliced(t, r, slices);
+        }
+        raw = r.finish();
+        tracked = t.finish();
+        st.SetIterationTime(tracked->loop.seconds);
+        continue;
+      }
       if (d != nullptr && call % 2 == 0) {
         raw = run_raw(*e, *d, threads);
         settle(*e);
@@ -453,6 +584,7 @@ void BM_SustainedLoad(benchmark::State& st) {
       }
       st.SetIterationTime(tracked->loop.seconds);
     }
+    if (slices > 1) st.counters["slices"] = slices;
     if (!tracked->loop.error.empty()) throw std::runtime_error(tracked->loop.error);
     if (raw && !raw->error.empty()) throw std::runtime_error("the raw pair: " + raw->error);
     const TrackedRun& t = *tracked;
@@ -506,6 +638,44 @@ void BM_RawSustainedLoad(benchmark::State& st) {
     st.counters["iterations_per_s"] = r.iterations_per_s;
     st.counters["lane_balance"] = r.lane_balance;
     report_split(st, r.split, "");
+  });
+}
+
+// Diagnostic (registered with TANDEM_BENCH_SUSTAINED_AA=1): the raw loop
+// paired with itself as BM_SustainedLoad pairs it with the tracked one
+// (TANDEM_BENCH_SUSTAINED_SLICES applies): `ratio` is the second run's
+// iterations/s over the first's, the method's own spread on this machine.
+void BM_SustainedLoadAA(benchmark::State& st) {
+  Env* e = Env::get(st);
+  if (e == nullptr) return;
+  const RawDriver* d = e->raw_or_skip(st);
+  if (d == nullptr) return;
+  const int threads = static_cast<int>(st.range(0));
+  guarded(st, [&] {
+    (void)sustained_kernels();
+    const int slices = sustained_slices();
+    LoopRun a, b;
+    for (auto _ : st) {
+      settle(*e);
+      if (slices > 1) {
+        RawLoop first(*e, *d, threads), second(*e, *d, threads);
+        run_sliced(first, second, slices);
+        a = first.finish();
+        b = second.finish();
+      } else {
+        a = run_raw(*e, *d, threads);
+        settle(*e);
+        b = run_raw(*e, *d, threads);
+      }
+      st.SetIterationTime(b.seconds);
+    }
+    if (!a.error.empty()) throw std::runtime_error(a.error);
+    if (!b.error.empty()) throw std::runtime_error(b.error);
+    st.counters["threads"] = threads;
+    st.counters["slices"] = slices;
+    st.counters["iterations_per_s"] = b.iterations_per_s;
+    st.counters["raw_iterations_per_s"] = a.iterations_per_s;
+    st.counters["ratio"] = a.iterations_per_s > 0 ? b.iterations_per_s / a.iterations_per_s : 0.0;
   });
 }
 
@@ -650,6 +820,14 @@ void register_sustained_benchmarks() {
   for (auto [name, fn] : {std::pair{"BM_SustainedLoad", &BM_SustainedLoad},
                           std::pair{"BM_RawSustainedLoad", &BM_RawSustainedLoad}}) {
     benchmark::RegisterBenchmark(name, fn)
+        ->RangeMultiplier(2)
+        ->Range(1, kMaxLanes)
+        ->Iterations(1)
+        ->Repetitions(kSustainedRepetitions)
+        ->UseManualTime();
+  }
+  if (env_flag("TANDEM_BENCH_SUSTAINED_AA")) {
+    benchmark::RegisterBenchmark("BM_SustainedLoadAA", BM_SustainedLoadAA)
         ->RangeMultiplier(2)
         ->Range(1, kMaxLanes)
         ->Iterations(1)
