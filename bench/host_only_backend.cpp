@@ -81,7 +81,10 @@ class RecordTimes {
   }
 
  private:
-  static constexpr std::size_t kSlots = 1 << 16;  // a power of two
+  // A power of two; 2^20 (16 MiB): host-only rates with several threads
+  // (hundreds of thousands of submissions a second, TANDEM_BENCH_HOST_FAKE_MEMORY)
+  // make more distinct events than 2^16, and a full table fails records.
+  static constexpr std::size_t kSlots = std::size_t{1} << 20;
   struct Slot {
     std::atomic<void*> key{nullptr};
     std::atomic<std::uint64_t> start{0};
