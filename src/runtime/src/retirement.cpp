@@ -64,7 +64,7 @@ const auto kCoverQuiet = gap_from_env(3, std::chrono::microseconds(50));
 const auto kReleaseQuiet = gap_from_env(4, std::chrono::microseconds(2));
 // Whether a free dropped behind a stream whose newest work has an event of
 // its own is queued from here at the first sweep that sees it, without the
-// kReleaseQuiet wait, while submissions are not streaming in (busy_). Such
+// kReleaseQuiet wait, while submissions are not streaming in (streaming()). Such
 // a stream's submitter has no call due at once to carry the free, and each
 // sweep of waiting put the free one device round trip behind its kernel:
 // launch -> drop -> freed took 22-24 µs on the H200 against 13-15 µs to
@@ -174,7 +174,6 @@ void Retirement::run() {
   auto last_progress = Clock::now();
   auto gap = kLatencyGap;
   std::uint64_t seen_submitted = 0;
-  unsigned busy_sweeps = 0;  // consecutive sweeps that found new work
   while (!process_is_exiting()) {
     snapshot(streams);
     bool any_pending = false;
@@ -193,10 +192,9 @@ void Retirement::run() {
     if (waiting) notify_waiters();  // a wait_sweep counts sweeps, not progress
     std::uint64_t submitted = 0;
     for (const StreamState* s : streams) submitted += s->submitted_seq.load(std::memory_order_relaxed);
-    busy_sweeps = submitted == seen_submitted ? 0 : busy_sweeps + 1;
+    busy_sweeps_ = submitted == seen_submitted ? 0 : busy_sweeps_ + 1;
     seen_submitted = submitted;
-    busy_ = busy_sweeps >= 2;
-    if (waiting || busy_sweeps < 2) {
+    if (waiting || !streaming()) {
       gap = kLatencyGap;  // one new submission may well be waited for next
     } else {
       gap = std::min<std::chrono::microseconds>(std::max(gap * 2, std::chrono::microseconds(1)),
@@ -280,7 +278,7 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
     // Before the queue's proof too: a free queued while the kernel it was
     // dropped behind still runs executes right behind it, and the query
     // below may then prove both.
-    if (kReleaseAtOnce && !busy_ && s->has_release_work()) progress |= tend_releases(*s);
+    if (kReleaseAtOnce && !streaming() && s->has_release_work()) progress |= tend_releases(*s);
     if (s->pending() != 0) {
       progress |= sweep_stream(*s);
       const std::uint64_t left = s->pending();
@@ -525,7 +523,7 @@ bool Retirement::tend_releases(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_
   // no submitter at all that would drain it or cover its frees: at once too.
   // A stream whose newest work has its own event, while submissions are
   // not streaming in: at once as well (kReleaseAtOnce).
-  const bool idle = s.internal || s.pending() == 0 || (kReleaseAtOnce && !busy_ && !tail_covered(s));
+  const bool idle = s.internal || s.pending() == 0 || (kReleaseAtOnce && !streaming() && !tail_covered(s));
   if (idle && !waiting) {
     if (!s.mu.try_lock()) return did;
   } else if (!quiet(s, waiting, kReleaseQuiet) || !lock_quiet_stream(s, waiting)) {

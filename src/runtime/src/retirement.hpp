@@ -170,9 +170,11 @@ class Retirement {
   bool wake_ TANDEM_GUARDED_BY(mu_) = false;
   // Retirement thread only.
   std::uint64_t seen_generation_ = 0;
-  // Consecutive sweeps found new work (submitters are streaming): dropped
-  // frees keep the quiet-time rule (tend_releases).
-  bool busy_ = false;
+  // Consecutive sweeps that found new work. From two on, submitters are
+  // streaming: the sweep gap grows, and dropped frees keep the quiet-time
+  // rule (tend_releases).
+  unsigned busy_sweeps_ = 0;
+  [[nodiscard]] bool streaming() const noexcept { return busy_sweeps_ >= 2; }
   struct Outcome {
     Submission* sub;
     bool completed;  // false: completion unknown, quarantined
