@@ -20,6 +20,12 @@ namespace {
 
 using Release = RuntimeFixture;
 
+// RuntimeStats::held_bytes is its own count, moved with each release state:
+// it must read as live bytes less those released on the device.
+void expect_held_is_live_less_released(const RuntimeStats& st, const char* when) {
+  EXPECT_EQ(st.held_bytes, st.live_bytes - st.released_unproven_bytes) << when;
+}
+
 class Pressure : public RuntimeFixture {
  protected:
   // 64 MiB: two 40 MiB buffers never fit at once.
@@ -59,6 +65,43 @@ TEST_F(Release, ABufferDroppedBehindWorkOnOneStreamIsFreedOnThatStreamBeforeTheW
   EXPECT_EQ(st.stream_ordered_releases, before.stream_ordered_releases + 1);
   EXPECT_EQ(st.host_proven_releases, before.host_proven_releases);
   EXPECT_EQ(st.live_allocations, before.live_allocations + 1);
+}
+
+TEST_F(Release,
+       HeldBytesAreLiveBytesLessReleasedOnesAndPeakAtOneBufferWhenTheNextAllocationReusesTheDropped) {
+  Env e = env();
+  settle();
+  constexpr std::uint64_t kBytes = 1024U * sizeof(std::uint32_t);
+  Gate& g = gate();
+  std::optional<View> x = allocate(e.a, DType::u32, 1024);
+  e.ctx.reset_held_bytes_peak();
+  expect_held_is_live_less_released(e.ctx.stats(), "allocated");
+  LaunchFuture f = fill(e.a, *x, 7, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  x.reset();  // awaiting release: still held
+  RuntimeStats st = e.ctx.stats();
+  expect_held_is_live_less_released(st, "awaiting release");
+  EXPECT_EQ(st.held_bytes, kBytes);
+  // The free goes onto the stream before the pool is asked: one buffer held
+  // at any time, never the dropped one and its successor together.
+  std::optional<View> y = allocate(e.a, DType::u32, 1024);
+  st = e.ctx.stats();
+  expect_held_is_live_less_released(st, "released, unproven");
+  EXPECT_EQ(st.held_bytes, kBytes);
+  EXPECT_EQ(st.held_bytes_peak, kBytes)
+      << "the dropped buffer and the next one were counted as held together";
+  g.open();
+  ASSERT_TRUE(f.wait(kPatience));
+  settle();
+  st = e.ctx.stats();
+  expect_held_is_live_less_released(st, "freed");
+  EXPECT_EQ(st.held_bytes, kBytes);
+  y.reset();  // nothing leases it: freed at once
+  settle();
+  st = e.ctx.stats();
+  expect_held_is_live_less_released(st, "all freed");
+  EXPECT_EQ(st.held_bytes, 0U);
+  EXPECT_EQ(st.held_bytes_peak, kBytes);
 }
 
 TEST_F(Release, AQuietStreamsReleaseIsEnqueuedAndProvenByRetirementAlone) {
@@ -124,6 +167,7 @@ TEST_F(Release, LeasesOnTwoStreamsKeepTheFreeUntilTheHostProvesBothDone) {
   EXPECT_EQ(e.ctx.stats().host_proven_releases, 1U);
   EXPECT_EQ(e.ctx.stats().stream_ordered_releases, 0U);
   EXPECT_EQ(e.ctx.stats().awaiting_release_allocations, 0U);
+  expect_held_is_live_less_released(e.ctx.stats(), "host-proven free");
 }
 
 TEST_F(Release, AFreeBehindAnUnknownCompletionIsNeverProvenAndTheAllocationIsQuarantined) {
@@ -147,6 +191,9 @@ TEST_F(Release, AFreeBehindAnUnknownCompletionIsNeverProvenAndTheAllocationIsQua
   EXPECT_EQ(st.released_unproven_allocations, 0U);
   EXPECT_EQ(st.awaiting_release_allocations, 0U);
   EXPECT_EQ(st.live_allocations, 1U);  // y
+  expect_held_is_live_less_released(st, "quarantined");
+  EXPECT_EQ(st.held_bytes, 4U * sizeof(std::uint32_t))
+      << "quarantined memory counts as neither live nor held";
 }
 
 TEST_F(Release, AStreamDroppedWithAReleasePendingStillFreesTheMemoryBeforeItGoes) {

@@ -48,7 +48,8 @@ AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::
   if (birth) birth->add_ref();
   if (origin == Origin::foreign) ctx_.foreign_unreleased.fetch_add(1, std::memory_order_relaxed);
   if (!holds_memory()) return;
-  ctx_.note_held_bytes(ctx_.live_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes);
+  ctx_.live_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  ctx_.hold_bytes(bytes);
   ctx_.allocations_total.fetch_add(1, std::memory_order_release);
 }
 
@@ -116,6 +117,16 @@ bool AllocationState::move_release(Release from, Release to) noexcept {
   };
   count(was, -1);
   count(to, +1);
+  // What keeps memory from the device (ContextState::held_bytes): released
+  // memory no longer does; settled memory stops being live just after.
+  if (to == Release::released) {
+    c.unhold_bytes(bytes);
+  } else if (was == Release::released && to == Release::awaiting) {
+    c.hold_bytes(bytes);
+  } else if (to == Release::settled && was != Release::released && was != Release::settled &&
+             holds_memory()) {
+    c.unhold_bytes(bytes);
+  }
   return true;
 }
 

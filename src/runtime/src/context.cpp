@@ -118,7 +118,7 @@ const LatencyHistogram* Context::retire_latency() const noexcept { return s_->re
 
 void Context::reset_held_bytes_peak() const noexcept {
   s_->held_bytes_peak.store(0, std::memory_order_relaxed);
-  s_->note_held_bytes(s_->live_bytes.load(std::memory_order_relaxed));
+  s_->note_held_bytes(s_->held_bytes.load(std::memory_order_relaxed));
 }
 
 void Context::load_kernel(const driver::KernelSymbol& symbol) const { (void)s_->function(symbol); }

@@ -186,9 +186,11 @@ void ContextState::let_go_of_release_stream() noexcept {
   if (StreamState* r = release_stream.exchange(nullptr, std::memory_order_acq_rel)) r->release();
 }
 
-void ContextState::note_held_bytes(std::uint64_t live_now) noexcept {
-  const std::uint64_t released = released_unproven_bytes.load(std::memory_order_relaxed);
-  const std::uint64_t held = live_now > released ? live_now - released : 0;
+void ContextState::hold_bytes(std::uint64_t b) noexcept {
+  note_held_bytes(held_bytes.fetch_add(b, std::memory_order_relaxed) + b);
+}
+
+void ContextState::note_held_bytes(std::uint64_t held) noexcept {
   std::uint64_t peak = held_bytes_peak.load(std::memory_order_relaxed);
   while (held > peak && !held_bytes_peak.compare_exchange_weak(peak, held, std::memory_order_relaxed)) {
   }
@@ -360,6 +362,7 @@ RuntimeStats ContextState::stats() const {
   }
   st.live_bytes = live_bytes.load(std::memory_order_relaxed);
   st.released_unproven_bytes = released_unproven_bytes.load(std::memory_order_relaxed);
+  st.held_bytes = held_bytes.load(std::memory_order_relaxed);
   st.held_bytes_peak = held_bytes_peak.load(std::memory_order_relaxed);
   st.released_unproven_allocations = released_unproven_allocations.load(std::memory_order_relaxed);
   st.awaiting_release_allocations = awaiting_release_allocations.load(std::memory_order_relaxed);

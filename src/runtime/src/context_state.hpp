@@ -169,9 +169,17 @@ struct ContextState {
   std::atomic<std::uint64_t> host_proven_releases{0};
   std::atomic<std::uint64_t> pressure_retries{0};
   std::atomic<std::uint64_t> pressure_recoveries{0};
+  // live_bytes - released_unproven_bytes, kept as one count of its own
+  // (AllocationState::move_release moves it): a peak read from the two
+  // counts could take one's new value with the other's old one, and under
+  // load counted allocations the retirement thread had just freed.
+  std::atomic<std::uint64_t> held_bytes{0};
   std::atomic<std::uint64_t> held_bytes_peak{0};
-  // Raises held_bytes_peak to what is held now (after an allocation).
-  void note_held_bytes(std::uint64_t live_now) noexcept;
+  // held_bytes += b, raising held_bytes_peak to the sum.
+  void hold_bytes(std::uint64_t b) noexcept;
+  void unhold_bytes(std::uint64_t b) noexcept { held_bytes.fetch_sub(b, std::memory_order_relaxed); }
+  // Raises held_bytes_peak to `held`.
+  void note_held_bytes(std::uint64_t held) noexcept;
   std::atomic<std::uint64_t> quarantined_allocations{0};
   std::atomic<std::uint64_t> quarantined_bytes{0};
   std::atomic<std::uint64_t> foreign_unreleased{0};

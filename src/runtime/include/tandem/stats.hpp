@@ -33,12 +33,15 @@ struct RuntimeStats {
   // proven executed (it still counts in live_allocations/live_bytes until
   // then, and is freed after). The device may reuse released memory in
   // stream order at once, so what keeps memory from the device is
-  // live_bytes - released_unproven_bytes: `held_bytes_peak` is the highest
-  // that figure reached (Context::reset_held_bytes_peak starts it again).
+  // live_bytes - released_unproven_bytes, `held_bytes` (kept as a count of
+  // its own, so it reads as one value even while both move): `held_bytes_peak`
+  // is the highest that figure reached (Context::reset_held_bytes_peak starts
+  // it again).
   std::uint64_t awaiting_release_allocations = 0;
   std::uint64_t awaiting_release_bytes = 0;
   std::uint64_t released_unproven_allocations = 0;
   std::uint64_t released_unproven_bytes = 0;
+  std::uint64_t held_bytes = 0;
   std::uint64_t held_bytes_peak = 0;
   // Frees enqueued in stream order before their work was proven done, and
   // frees made only after host proof (foreign memory aside).
