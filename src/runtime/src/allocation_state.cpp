@@ -2,6 +2,7 @@
 #include "allocation_state.hpp"
 
 #include <exception>
+#include <new>
 #include <string>
 
 #include "context_state.hpp"
@@ -32,6 +33,20 @@ std::uint64_t next_id(IdKind kind) noexcept {
   return counters[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
 }
 
+// In a block of the context's bin (allocation_bin.hpp), given back if the
+// constructor throws.
+template <class Construct>
+AllocationState* AllocationState::place_new(ContextState& ctx, Construct&& construct) {
+  static_assert(alignof(AllocationState) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+  void* block = ctx.allocation_bin.take();
+  try {
+    return construct(block);
+  } catch (...) {
+    ctx.allocation_bin.give(block);
+    throw;
+  }
+}
+
 AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::DevicePtr base_,
                                  std::uint64_t bytes_, Origin origin_, std::function<void()> owner,
                                  StreamAnchor* birth_, std::uint64_t birth_seq_)
@@ -55,14 +70,18 @@ AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::
 
 AllocationState* AllocationState::create(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
                                          Origin origin, std::function<void()> owner) {
-  return new AllocationState(next_id(IdKind::allocation), ctx, base, bytes, origin, std::move(owner), nullptr,
-                             0);
+  return place_new(ctx, [&](void* block) {
+    return new (block)
+        AllocationState(next_id(IdKind::allocation), ctx, base, bytes, origin, std::move(owner), nullptr, 0);
+  });
 }
 
 AllocationState* AllocationState::create_born(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
                                               StreamAnchor& birth, std::uint64_t birth_seq) {
-  return new AllocationState(next_id(IdKind::allocation), ctx, base, bytes, Origin::runtime, {}, &birth,
-                             birth_seq);
+  return place_new(ctx, [&](void* block) {
+    return new (block) AllocationState(next_id(IdKind::allocation), ctx, base, bytes, Origin::runtime, {},
+                                       &birth, birth_seq);
+  });
 }
 
 void AllocationState::add(std::uint64_t unit, std::uint64_t field_max, int shift, const char* what) {
@@ -243,7 +262,8 @@ void AllocationState::last_use_gone() noexcept {
   // No view is left, so no observer can appear any more: without one, no
   // other thread can reach this record.
   if (record_refs_.load(std::memory_order_acquire) == 1) {
-    delete this;
+    this->~AllocationState();
+    c->allocation_bin.give(this);  // the context lives until c->release() below
   } else {
     release_record_ref();
   }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "allocation_bin.hpp"
+#include "allocation_state.hpp"
 #include "platform_state.hpp"
 #include "tandem/base/guard.hpp"
 #include "tandem/base/mutex.hpp"
@@ -158,6 +160,8 @@ struct ContextState {
   std::atomic<StreamState*> release_stream{nullptr};
   std::shared_ptr<void> keep_alive;
 
+  // Spare blocks for this context's allocation records (allocation_bin.hpp).
+  AllocationBin<sizeof(AllocationState)> allocation_bin;
   std::atomic<std::uint64_t> live_bytes{0};
   // Released on the device (free enqueued), not proven executed yet: still
   // in live_bytes, but no longer held from the device (stats.hpp).

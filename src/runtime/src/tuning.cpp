@@ -28,4 +28,26 @@ bool host_proven_release_forced() noexcept {
   return forced;
 }
 
+namespace {
+
+constexpr bool kAddressSanitizer =
+#if defined(__SANITIZE_ADDRESS__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
+
+}  // namespace
+
+bool allocation_bin_on() noexcept {
+  static const bool on = !kAddressSanitizer && tuning_value("TANDEM_ALLOCATION_BIN", 0, 1) != 0;
+  return on;
+}
+
 }  // namespace tandem::detail

@@ -18,4 +18,9 @@ std::int64_t tuning_value(const char* var, int which, std::int64_t fallback) noe
 // against the other. Read once.
 bool host_proven_release_forced() noexcept;
 
+// Whether a context keeps spare allocation records (allocation_bin.hpp):
+// off under AddressSanitizer, which must see each record freed, and with
+// TANDEM_ALLOCATION_BIN=0, to measure one against the other.
+bool allocation_bin_on() noexcept;
+
 }  // namespace tandem::detail
