@@ -34,7 +34,7 @@ class AllocationBin {
   AllocationBin(const AllocationBin&) = delete;
   AllocationBin& operator=(const AllocationBin&) = delete;
   ~AllocationBin() {
-    for (std::uint32_t i = 0; i < count_; ++i) ::operator delete(blocks_[i], BlockBytes);
+    for (std::uint32_t i = 0; i < count_; ++i) ::operator delete(blocks_[i]);
   }
 
   // A block of BlockBytes: a spare one, else a new one (throws bad_alloc).
@@ -54,7 +54,7 @@ class AllocationBin {
         return;
       }
     }
-    ::operator delete(block, BlockBytes);
+    ::operator delete(block);
   }
 
  private:
