@@ -4,12 +4,13 @@
 // bin keeps no more than its capacity. Off under AddressSanitizer (each
 // record must be seen freed there) and with TANDEM_ALLOCATION_BIN=0: then
 // every block is new and every given block is freed.
+#include "allocation_bin.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "allocation_bin.hpp"
 #include "tuning.hpp"
 
 namespace tandem::detail {
