@@ -138,13 +138,12 @@ bool AllocationState::move_release(Release from, Release to) noexcept {
   count(to, +1);
   // What keeps memory from the device (ContextState::held_bytes): released
   // memory no longer does; settled memory stops being live just after.
-  if (to == Release::released) {
+  const bool lets_go = to == Release::released || (to == Release::settled && was != Release::released &&
+                                                   was != Release::settled && holds_memory());
+  if (lets_go) {
     c.unhold_bytes(bytes);
   } else if (was == Release::released && to == Release::awaiting) {
     c.hold_bytes(bytes);
-  } else if (to == Release::settled && was != Release::released && was != Release::settled &&
-             holds_memory()) {
-    c.unhold_bytes(bytes);
   }
   return true;
 }
