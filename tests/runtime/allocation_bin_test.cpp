@@ -30,7 +30,7 @@ TEST(AllocationBin, ABlockGivenBackIsTheNextOneTaken) {
   EXPECT_EQ(bin.take(), a);
   bin.give(a);
   bin.give(b);
-}  // the bin frees what it keeps (LeakSanitizer under ASan would say otherwise)
+}  // the bin frees the blocks it keeps when it goes
 
 TEST(AllocationBin, KeepsAtMostItsCapacityAndFreesTheRest) {
   if (!allocation_bin_on()) GTEST_SKIP() << "the bin is off (AddressSanitizer or TANDEM_ALLOCATION_BIN=0)";
