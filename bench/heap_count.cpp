@@ -8,12 +8,13 @@
 #include <new>
 #include <stdexcept>
 
+#include "tandem/base/sanitizers.hpp"
 #include "tandem/driver/forwarding_backend.hpp"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(TANDEM_ASAN) || defined(TANDEM_TSAN)
 #define TANDEM_BENCH_HEAP_COUNT 0
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#if __has_feature(memory_sanitizer)
 #define TANDEM_BENCH_HEAP_COUNT 0
 #endif
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // sanitizers.hpp — which sanitizer a test build runs under: TANDEM_TEST_ASAN
-// and TANDEM_TEST_TSAN (GCC's __SANITIZE_*__ or Clang's __has_feature).
+// and TANDEM_TEST_TSAN (tandem/base/sanitizers.hpp).
 //
 // LeakSanitizer: a forgotten LaunchFuture leaks its submission record and a
 // quarantined allocation is retained forever, both by contract (spec §6,
@@ -9,17 +9,11 @@
 // of ASan builds.
 #pragma once
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#include "tandem/base/sanitizers.hpp"
+
+#if defined(TANDEM_ASAN)
 #define TANDEM_TEST_ASAN 1
 #endif
-#if __has_feature(thread_sanitizer)
-#define TANDEM_TEST_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) && !defined(TANDEM_TEST_ASAN)
-#define TANDEM_TEST_ASAN 1
-#endif
-#if defined(__SANITIZE_THREAD__) && !defined(TANDEM_TEST_TSAN)
+#if defined(TANDEM_TSAN)
 #define TANDEM_TEST_TSAN 1
 #endif

@@ -5,6 +5,8 @@
 #include <exception>
 #include <string>
 
+#include "tandem/base/sanitizers.hpp"
+
 namespace tandem::detail {
 
 std::int64_t tuning_value(const char* var, int which, std::int64_t fallback) noexcept {
@@ -28,26 +30,13 @@ bool host_proven_release_forced() noexcept {
   return forced;
 }
 
-namespace {
-
-constexpr bool kAddressSanitizer =
-#if defined(__SANITIZE_ADDRESS__)
-    true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    true;
-#else
-    false;
-#endif
-#else
-    false;
-#endif
-
-}  // namespace
-
 bool allocation_bin_on() noexcept {
-  static const bool on = !kAddressSanitizer && tuning_value("TANDEM_ALLOCATION_BIN", 0, 1) != 0;
+#if defined(TANDEM_ASAN)
+  return false;
+#else
+  static const bool on = tuning_value("TANDEM_ALLOCATION_BIN", 0, 1) != 0;
   return on;
+#endif
 }
 
 }  // namespace tandem::detail
