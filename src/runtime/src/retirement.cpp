@@ -278,7 +278,7 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
     // Before the queue's proof too: a free queued while the kernel it was
     // dropped behind still runs executes right behind it, and the query
     // below may then prove both.
-    if (kReleaseAtOnce && !streaming() && s->has_release_work()) progress |= tend_releases(*s);
+    if (releases_at_once() && s->has_release_work()) progress |= tend_releases(*s);
     if (s->pending() != 0) {
       progress |= sweep_stream(*s);
       const std::uint64_t left = s->pending();
@@ -496,6 +496,9 @@ bool Retirement::quiet(StreamState& s, bool waiting, std::chrono::microseconds f
   return waiting || std::chrono::nanoseconds(now - s.quiet_since_ns) >= for_at_least;
 }
 
+// kReleaseAtOnce's rule, while submissions are not streaming in.
+bool Retirement::releases_at_once() const noexcept { return kReleaseAtOnce && !streaming(); }
+
 // A stream's submitter drains its releases at its next submission or
 // allocation, and that submission proves the frees. A stream that went
 // quiet gets both from here: without a waiter only through try_lock (a
@@ -523,7 +526,7 @@ bool Retirement::tend_releases(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_
   // no submitter at all that would drain it or cover its frees: at once too.
   // A stream whose newest work has its own event, while submissions are
   // not streaming in: at once as well (kReleaseAtOnce).
-  const bool idle = s.internal || s.pending() == 0 || (kReleaseAtOnce && !streaming() && !tail_covered(s));
+  const bool idle = s.internal || s.pending() == 0 || (releases_at_once() && !tail_covered(s));
   if (idle && !waiting) {
     if (!s.mu.try_lock()) return did;
   } else if (!quiet(s, waiting, kReleaseQuiet) || !lock_quiet_stream(s, waiting)) {

@@ -175,6 +175,8 @@ class Retirement {
   // rule (tend_releases).
   unsigned busy_sweeps_ = 0;
   [[nodiscard]] bool streaming() const noexcept { return busy_sweeps_ >= 2; }
+  // A dropped free is queued at the first sweep that sees it (retirement.cpp).
+  [[nodiscard]] bool releases_at_once() const noexcept;
   struct Outcome {
     Submission* sub;
     bool completed;  // false: completion unknown, quarantined
