@@ -33,23 +33,12 @@ std::uint64_t next_id(IdKind kind) noexcept {
   return counters[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
 }
 
-// In a block of the context's bin (allocation_bin.hpp), given back if the
-// constructor throws.
-template <class Construct>
-AllocationState* AllocationState::place_new(ContextState& ctx, Construct&& construct) {
-  static_assert(alignof(AllocationState) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
-  void* block = ctx.allocation_bin.take();
-  try {
-    return construct(block);
-  } catch (...) {
-    ctx.allocation_bin.give(block);
-    throw;
-  }
-}
+// Records live in ::operator new blocks (allocation_bin.hpp).
+static_assert(alignof(AllocationState) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
 
 AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::DevicePtr base_,
                                  std::uint64_t bytes_, Origin origin_, std::function<void()> owner,
-                                 StreamAnchor* birth_, std::uint64_t birth_seq_)
+                                 StreamAnchor* birth_, std::uint64_t birth_seq_) noexcept
     : id(id_),
       ctx(&ctx_),
       birth(birth_),
@@ -63,25 +52,21 @@ AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::
   if (birth) birth->add_ref();
   if (origin == Origin::foreign) ctx_.foreign_unreleased.fetch_add(1, std::memory_order_relaxed);
   if (!holds_memory()) return;
-  ctx_.live_bytes.fetch_add(bytes, std::memory_order_relaxed);
   ctx_.hold_bytes(bytes);
   ctx_.allocations_total.fetch_add(1, std::memory_order_release);
 }
 
 AllocationState* AllocationState::create(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
                                          Origin origin, std::function<void()> owner) {
-  return place_new(ctx, [&](void* block) {
-    return new (block)
-        AllocationState(next_id(IdKind::allocation), ctx, base, bytes, origin, std::move(owner), nullptr, 0);
-  });
+  // In a block of the context's bin (allocation_bin.hpp); nothing can throw after take().
+  return new (ctx.allocation_bin.take())
+      AllocationState(next_id(IdKind::allocation), ctx, base, bytes, origin, std::move(owner), nullptr, 0);
 }
 
 AllocationState* AllocationState::create_born(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
                                               StreamAnchor& birth, std::uint64_t birth_seq) {
-  return place_new(ctx, [&](void* block) {
-    return new (block) AllocationState(next_id(IdKind::allocation), ctx, base, bytes, Origin::runtime, {},
-                                       &birth, birth_seq);
-  });
+  return new (ctx.allocation_bin.take())
+      AllocationState(next_id(IdKind::allocation), ctx, base, bytes, Origin::runtime, {}, &birth, birth_seq);
 }
 
 void AllocationState::add(std::uint64_t unit, std::uint64_t field_max, int shift, const char* what) {
@@ -111,7 +96,6 @@ void AllocationState::mark_quarantined() noexcept {
   if (!holds_memory()) return;
   // Awaiting or released, it is neither any more: retained forever.
   (void)move_release(Release::settled, Release::settled);
-  ctx->live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   ctx->quarantined_allocations.fetch_add(1, std::memory_order_release);
   ctx->quarantined_bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
@@ -134,17 +118,16 @@ bool AllocationState::move_release(Release from, Release to) noexcept {
       c.released_unproven_bytes.fetch_add(b, std::memory_order_relaxed);
     }
   };
-  count(was, -1);
-  count(to, +1);
   // What keeps memory from the device (ContextState::held_bytes): released
-  // memory no longer does; settled memory stops being live just after.
+  // memory no longer does, nor settled memory (freed or quarantined). Live
+  // bytes are held plus released ones: each step takes off before it adds,
+  // so a reader never sees a byte counted twice.
   const bool lets_go = to == Release::released || (to == Release::settled && was != Release::released &&
                                                    was != Release::settled && holds_memory());
-  if (lets_go) {
-    c.unhold_bytes(bytes);
-  } else if (was == Release::released && to == Release::awaiting) {
-    c.hold_bytes(bytes);
-  }
+  if (lets_go) c.unhold_bytes(bytes);
+  count(was, -1);
+  count(to, +1);
+  if (was == Release::released && to == Release::awaiting) c.hold_bytes(bytes);
   return true;
 }
 
@@ -252,10 +235,7 @@ void AllocationState::last_use_gone() noexcept {
     case Origin::empty:
       break;
   }
-  if (holds_memory()) {
-    c->live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-    c->frees_total.fetch_add(1, std::memory_order_release);
-  }
+  if (holds_memory()) c->frees_total.fetch_add(1, std::memory_order_release);
   freed_.store(true, std::memory_order_release);
   if (birth) birth->release();
   // No view is left, so no observer can appear any more: without one, no

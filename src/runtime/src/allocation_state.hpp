@@ -154,10 +154,9 @@ class AllocationState {
 
  private:
   AllocationState(std::uint64_t id, ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
-                  Origin origin, std::function<void()> owner, StreamAnchor* birth, std::uint64_t birth_seq);
+                  Origin origin, std::function<void()> owner, StreamAnchor* birth,
+                  std::uint64_t birth_seq) noexcept;
   ~AllocationState() = default;
-  template <class Construct>
-  static AllocationState* place_new(ContextState& ctx, Construct&& construct);
 
   static std::uint64_t views_of(std::uint64_t w) noexcept { return w & kMaxViews; }
   static std::uint64_t graphs_of(std::uint64_t w) noexcept { return (w >> 24) & kMaxGraphs; }

@@ -360,9 +360,9 @@ RuntimeStats ContextState::stats() const {
     const std::uint64_t made = allocations_total.load(std::memory_order_acquire);
     st.live_allocations = made > freed + quarantined ? made - freed - quarantined : 0;
   }
-  st.live_bytes = live_bytes.load(std::memory_order_relaxed);
   st.released_unproven_bytes = released_unproven_bytes.load(std::memory_order_relaxed);
   st.held_bytes = held_bytes.load(std::memory_order_relaxed);
+  st.live_bytes = st.held_bytes + st.released_unproven_bytes;
   st.held_bytes_peak = held_bytes_peak.load(std::memory_order_relaxed);
   st.released_unproven_allocations = released_unproven_allocations.load(std::memory_order_relaxed);
   st.awaiting_release_allocations = awaiting_release_allocations.load(std::memory_order_relaxed);

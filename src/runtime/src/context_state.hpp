@@ -162,9 +162,8 @@ struct ContextState {
 
   // Spare blocks for this context's allocation records (allocation_bin.hpp).
   AllocationBin<sizeof(AllocationState)> allocation_bin;
-  std::atomic<std::uint64_t> live_bytes{0};
-  // Released on the device (free enqueued), not proven executed yet: still
-  // in live_bytes, but no longer held from the device (stats.hpp).
+  // Released on the device (free enqueued), not proven executed yet: live,
+  // but no longer held from the device (stats.hpp).
   std::atomic<std::uint64_t> released_unproven_bytes{0};
   std::atomic<std::uint64_t> released_unproven_allocations{0};
   std::atomic<std::uint64_t> awaiting_release_allocations{0};
@@ -173,10 +172,10 @@ struct ContextState {
   std::atomic<std::uint64_t> host_proven_releases{0};
   std::atomic<std::uint64_t> pressure_retries{0};
   std::atomic<std::uint64_t> pressure_recoveries{0};
-  // live_bytes - released_unproven_bytes, kept as one count of its own
-  // (AllocationState::move_release moves it): a peak read from the two
-  // counts could take one's new value with the other's old one, and under
-  // load counted allocations the retirement thread had just freed.
+  // Bytes of live allocations not released on the device: what keeps memory
+  // from the device. Live bytes are held_bytes + released_unproven_bytes
+  // (stats()); one count of its own so that its peak is one value, never
+  // two counts read at two moments (AllocationState::move_release moves it).
   std::atomic<std::uint64_t> held_bytes{0};
   std::atomic<std::uint64_t> held_bytes_peak{0};
   // held_bytes += b, raising held_bytes_peak to the sum.
