@@ -214,6 +214,10 @@ class DriverScopedBackend final : public d::ForwardingBackend {
                        (ctx, p, bytes, s, out))
   TANDEM_DRIVER_SCOPED(mem_free_async, (d::ContextHandle ctx, d::DevicePtr ptr, d::StreamHandle s),
                        (ctx, ptr, s))
+  TANDEM_DRIVER_SCOPED(mem_reuse_async,
+                       (d::ContextHandle ctx, d::PoolHandle p, d::DevicePtr ptr, std::size_t bytes,
+                        d::StreamHandle s),
+                       (ctx, p, ptr, bytes, s))
   TANDEM_DRIVER_SCOPED(mem_alloc, (d::ContextHandle ctx, std::size_t bytes, d::DevicePtr& out),
                        (ctx, bytes, out))
   TANDEM_DRIVER_SCOPED(mem_free, (d::ContextHandle ctx, d::DevicePtr ptr), (ctx, ptr))

@@ -229,6 +229,10 @@ class HostOnlyBackend final : public d::ForwardingBackend {
   d::Result mem_free_async(d::ContextHandle ctx, d::DevicePtr ptr, d::StreamHandle s) noexcept override {
     return fake_memory_ ? d::kOk : inner().mem_free_async(ctx, ptr, s);
   }
+  d::Result mem_reuse_async(d::ContextHandle ctx, d::PoolHandle p, d::DevicePtr ptr, std::size_t bytes,
+                            d::StreamHandle s) noexcept override {
+    return fake_memory_ ? d::kOk : inner().mem_reuse_async(ctx, p, ptr, bytes, s);
+  }
 
  private:
   // By name, remembered per thread for the last symbol (a name search per

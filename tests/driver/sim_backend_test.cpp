@@ -467,6 +467,69 @@ TEST_F(SimBackendTest, FailNthAllocFailsExactlyThatCall) {
   EXPECT_TRUE(Ok(*sim_, sim_->mem_alloc(ctx_, 64, p)));
 }
 
+TEST_F(SimBackendTest, ReuseAsyncPassesALivePoolBlockOfExactlyItsSizeOnAndCountsAsAnAllocation) {
+  const StreamHandle s = stream();
+  PoolHandle pool;
+  ASSERT_TRUE(Ok(*sim_, sim_->pool_create(ctx_, pool)));
+  DevicePtr p = 0;
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_alloc_async(ctx_, pool, 1024, s, p)));
+  // The block passes on whole: nothing allocated, nothing freed.
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_reuse_async(ctx_, pool, p, 1024, s)));
+  EXPECT_EQ(sim_->live_allocations(), 1U);
+  EXPECT_EQ(sim_->live_bytes(), 1024U);
+
+  const Result other_size = sim_->mem_reuse_async(ctx_, pool, p, 512, s);
+  EXPECT_EQ(other_size.status, Status::invalid_value);
+  EXPECT_NE(sim_->describe(other_size).find("found a block of 1024 bytes"), std::string::npos)
+      << sim_->describe(other_size);
+  const DevicePtr unpooled = alloc(1024);
+  EXPECT_EQ(sim_->mem_reuse_async(ctx_, pool, unpooled, 1024, s).status, Status::invalid_value);
+
+  // An injected allocation failure fires on a reuse as on an allocation.
+  sim_->fail_nth_alloc(1);
+  const Result injected = sim_->mem_reuse_async(ctx_, pool, p, 1024, s);
+  EXPECT_EQ(injected.status, Status::out_of_memory);
+  EXPECT_TRUE(injected.injected);
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_reuse_async(ctx_, pool, p, 1024, s)));  // fired once
+
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_free_async(ctx_, p, s)));
+  const Result freed = sim_->mem_reuse_async(ctx_, pool, p, 1024, s);
+  EXPECT_EQ(freed.status, Status::invalid_value);
+  EXPECT_NE(sim_->describe(freed).find("free is already queued"), std::string::npos) << sim_->describe(freed);
+  sync(s);
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_free(ctx_, unpooled)));
+  ASSERT_TRUE(Ok(*sim_, sim_->pool_destroy(ctx_, pool)));
+}
+
+// What the sim still catches when a runtime reuses a block too early: the
+// new owner's work on another stream overlapping the old owner's.
+TEST_F(SimBackendTest, AReuseWhileAnotherStreamStillWritesTheBlockIsAnUnorderedConflict) {
+  const StreamHandle s1 = stream();
+  const StreamHandle s2 = stream();
+  PoolHandle pool;
+  ASSERT_TRUE(Ok(*sim_, sim_->pool_create(ctx_, pool)));
+  DevicePtr p = 0;
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_alloc_async(ctx_, pool, 64, s1, p)));
+  DeviceBuffer buf{p, 16};
+  std::int32_t seven = 7;
+  ASSERT_TRUE(Ok(*sim_, launch(kGateFill, s1, {&arg_, &buf, &seven}, {{p, 64, AccessMode::write}})));
+  ASSERT_TRUE(probe_.gate.wait_arrivals(1));  // the old owner's kernel runs on s1
+
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_reuse_async(ctx_, pool, p, 64, s2)));  // nothing orders s2 after it
+  ASSERT_TRUE(Ok(*sim_, launch(kTouch, s2, {&holder_arg_, &buf}, {{p, 64, AccessMode::write}})));
+  sync(s2);
+  probe_.gate.open();
+  sync(s1);
+
+  const auto conflicts = violations_of(Violation::Kind::unordered_conflict);
+  ASSERT_EQ(conflicts.size(), 1U) << sim_->violation_count();
+  EXPECT_NE(conflicts[0].detail.find("launch 'touch'"), std::string::npos) << conflicts[0].detail;
+  EXPECT_NE(conflicts[0].detail.find("launch 'gate_fill'"), std::string::npos) << conflicts[0].detail;
+  ASSERT_TRUE(Ok(*sim_, sim_->mem_free_async(ctx_, p, s1)));
+  sync(s1);
+  ASSERT_TRUE(Ok(*sim_, sim_->pool_destroy(ctx_, pool)));
+}
+
 TEST_F(SimBackendTest, ZeroByteAllocationsAreDistinctAndFreeable) {
   const DevicePtr a = alloc(0);
   const DevicePtr b = alloc(0);

@@ -240,6 +240,11 @@ class CudaBackend final : public Backend {
     TANDEM_TRY(bind(ctx));
     return TANDEM_CU(cuMemFreeAsync, ptr, cu(s));
   }
+  // The pool's own reuse on one stream without its two calls: nothing
+  // reaches the driver, stream order alone keeps the old work first.
+  Result mem_reuse_async(ContextHandle, PoolHandle, DevicePtr, std::size_t, StreamHandle) noexcept override {
+    return kOk;
+  }
   Result mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& out) noexcept override {
     TANDEM_TRY(bind_checked(ctx));
     CUdeviceptr ptr = 0;

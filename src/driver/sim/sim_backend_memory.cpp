@@ -90,6 +90,30 @@ Result SimBackend::mem_free_async(ContextHandle ctx, DevicePtr ptr, StreamHandle
   return succeeded(api);
 }
 
+Result SimBackend::mem_reuse_async(ContextHandle ctx, PoolHandle p, DevicePtr ptr, std::size_t bytes,
+                                   StreamHandle s) noexcept {
+  constexpr const char* api = "mem_reuse_async";
+  std::shared_ptr<sim::Stream> stream;
+  Pool pool;
+  if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
+    return r;
+  }
+  if (Result r = impl_->find_pool(api, p, pool); !r.ok()) {
+    return r;
+  }
+  if (stream->capturing()) {
+    return fail(api, Status::not_permitted,
+                sim::stream_name(stream->id()) +
+                    " is capturing: the sim does not capture "
+                    "stream-ordered allocation");
+  }
+  sim::Refusal refusal;
+  if (const Status status = impl_->memory.reuse(ptr, bytes, pool.id, refusal); status != Status::ok) {
+    return fail(api, status, std::move(refusal.why), refusal.injected ? Cause::injected : Cause::real);
+  }
+  return succeeded(api);
+}
+
 Result SimBackend::mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& out) noexcept {
   constexpr const char* api = "mem_alloc";
   int device = 0;

@@ -193,6 +193,34 @@ const Block* Memory::find(DevicePtr ptr, bool allow_end) const {
   return nullptr;
 }
 
+Status Memory::reuse(DevicePtr ptr, std::size_t bytes, std::uint64_t pool, Refusal& refusal) {
+  base::Lock lock(mu_);
+  auto it = blocks_.find(ptr);
+  if (it == blocks_.end() || it->second.free_pending || it->second.pool != pool || pool == 0 ||
+      it->second.bytes != bytes) {
+    std::string found = "no live allocation based there";
+    if (it != blocks_.end()) {
+      const Block& b = it->second;
+      found = b.free_pending ? "a block whose free is already queued"
+                             : "a block of " + std::to_string(b.bytes) + " bytes from " +
+                                   (b.pool == 0 ? std::string("no pool") : "pool " + std::to_string(b.pool));
+    }
+    refusal = Refusal{"reusing " + hex(ptr) + " as " + std::to_string(bytes) + " bytes of pool " +
+                          std::to_string(pool) + ": found " + found,
+                      false};
+    return Status::invalid_value;
+  }
+  if (const Status injected = take_injected_failure(); injected != Status::ok) {
+    refusal =
+        Refusal{"reusing " + hex(ptr) + " as " + std::to_string(bytes) + " bytes: failed on purpose by " +
+                    (injected == Status::out_of_memory ? "fail_nth_alloc"
+                                                       : "fail_nth_alloc_with_driver_error (a driver error)"),
+                true};
+    return injected;
+  }
+  return Status::ok;
+}
+
 bool Memory::accept_free(DevicePtr ptr, std::string& why) {
   base::Lock lock(mu_);
   auto it = blocks_.find(ptr);

@@ -95,6 +95,11 @@ class Memory {
   // the same calls (out_of_memory wins when both land on one call).
   void fail_nth_alloc_with_driver_error(std::uint64_t n) TANDEM_EXCLUDES(mu_);
 
+  // The live pool block based at `ptr`, of exactly `bytes` from `pool`, with
+  // no free accepted, passes to a new owner (Backend::mem_reuse_async):
+  // counted as an allocation call, so an injected failure fires on it as on
+  // allocate(). invalid_value and `refusal` when the block is not that.
+  Status reuse(DevicePtr ptr, std::size_t bytes, std::uint64_t pool, Refusal& refusal) TANDEM_EXCLUDES(mu_);
   // Accepts a free of the block based at `ptr`: false (and `why`) when `ptr`
   // is not the base of a live block or a free of it was already accepted.
   bool accept_free(DevicePtr ptr, std::string& why) TANDEM_EXCLUDES(mu_);

@@ -14,6 +14,7 @@
 #include "submission.hpp"
 #include "tandem/errors.hpp"
 #include "tandem/stream.hpp"
+#include "tuning.hpp"
 #include "view_factory.hpp"
 
 namespace tandem {
@@ -52,12 +53,15 @@ driver::Result place(detail::StreamState& s, std::uint64_t bytes, Placed& out) {
     throw Error(ErrorCode::unsupported, "allocate on stream " + std::to_string(s.id) +
                                             " while it captures a graph: allocate before capturing");
   }
+  driver::Result r;
+  out.ptr = 0;
   if (s.inbox_ready.load(std::memory_order_relaxed)) {
     const detail::ProfileScope timed(detail::retire_profile().submitter_drain);
+    if (detail::same_stream_reuse_on()) out.ptr = s.reuse_release(bytes, s.next_seq, r);
     s.drain_releases(s.next_seq);
   }
-  driver::Result r;
-  {
+  // An injected failure of the reuse is this allocation's (it counts as one).
+  if (out.ptr == 0 && !r.injected) {
     const detail::ProfileScope timed(detail::retire_profile().alloc);
     r = ctx.backend().mem_alloc_async(ctx.handle, ctx.pool, bytes, s.handle, out.ptr);
   }

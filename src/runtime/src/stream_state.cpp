@@ -374,6 +374,49 @@ void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
   if (queued_marker) retirement->notify_submit();
 }
 
+driver::DevicePtr StreamState::reuse_release(std::uint64_t bytes, std::uint64_t seq_after,
+                                             driver::Result& r) noexcept {
+  if (capture || internal) return 0;
+  AllocationState* a = nullptr;
+  {
+    base::Guard g(release_mu);
+    // Only drains take from the inbox, under `mu`, which this thread holds:
+    // what it finds stays until it is taken here.
+    const auto it = std::find_if(
+        release_inbox.begin(), release_inbox.end(),
+        [bytes](const AllocationState* c) { return c->bytes == bytes && c->origin == Origin::runtime; });
+    if (it == release_inbox.end()) return 0;
+    try {
+      reserve_more(unproven, 1);
+      reserve_more(failed_releases, 1);
+    } catch (...) {
+      return 0;  // the drain that follows frees it
+    }
+    a = *it;
+    release_inbox.erase(it);
+    if (release_inbox.empty()) inbox_ready.store(false, std::memory_order_relaxed);
+  }
+  if (!a->begin_device_release()) {
+    releases_finished.fetch_add(1, std::memory_order_acq_rel);  // quarantined meanwhile: retained
+    return 0;
+  }
+  driver::Backend& b = ctx->backend();
+  r = b.mem_reuse_async(ctx->handle, ctx->pool, a->base, bytes, handle);
+  const bool reused = r.ok();
+  const bool freed = reused || b.mem_free_async(ctx->handle, a->base, handle).ok();
+  base::Guard g(release_mu);  // room was reserved: neither push throws
+  if (freed) {
+    unproven.emplace_back(seq_after, a);
+    untracked_seq = std::max(untracked_seq, seq_after);
+    if (!reused) freed_since_trim = true;
+    newest_unproven_seq.store(seq_after, std::memory_order_release);
+  } else {
+    failed_releases.push_back(a);
+    has_failed_releases.store(true, std::memory_order_release);
+  }
+  return reused ? a->base : 0;
+}
+
 void StreamState::take_settled_releases(std::uint64_t last_seq,
                                         std::vector<std::pair<std::uint64_t, AllocationState*>>& out) {
   base::Guard g(release_mu);

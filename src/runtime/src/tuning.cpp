@@ -39,4 +39,9 @@ bool allocation_bin_on() noexcept {
 #endif
 }
 
+bool same_stream_reuse_on() noexcept {
+  static const bool on = tuning_value("TANDEM_SAME_STREAM_REUSE", 0, 1) != 0;
+  return on;
+}
+
 }  // namespace tandem::detail

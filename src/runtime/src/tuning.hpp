@@ -23,4 +23,10 @@ bool host_proven_release_forced() noexcept;
 // TANDEM_ALLOCATION_BIN=0, to measure one against the other.
 bool allocation_bin_on() noexcept;
 
+// Whether an allocation takes the block of a same-size release pending on
+// its stream (StreamState::reuse_release): on unless
+// TANDEM_SAME_STREAM_REUSE=0, to measure one against the other or to
+// have every allocation come from the pool. Read once.
+bool same_stream_reuse_on() noexcept;
+
 }  // namespace tandem::detail

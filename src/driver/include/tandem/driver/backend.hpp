@@ -118,6 +118,17 @@ class Backend {
   virtual Result mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t bytes, StreamHandle s,
                                  DevicePtr& out) noexcept = 0;
   virtual Result mem_free_async(ContextHandle ctx, DevicePtr ptr, StreamHandle s) noexcept = 0;
+  // async: `ptr` (a block of `p` of exactly `bytes`, whose free the caller
+  // would enqueue on `s` now) becomes a new allocation on `s` instead, as
+  // mem_free_async followed by mem_alloc_async returning the same block
+  // would: stream order puts the new owner's work after the old one's, as
+  // the pool's own reuse on one stream does. Counts as an allocation call
+  // (injected allocation faults fire on it). Not supported by default: the
+  // caller then frees and allocates.
+  virtual Result mem_reuse_async(ContextHandle /*ctx*/, PoolHandle /*p*/, DevicePtr /*ptr*/,
+                                 std::size_t /*bytes*/, StreamHandle /*s*/) noexcept {
+    return Result{Status::not_supported, 0, "mem_reuse_async"};
+  }
   // sync, not pooled: memory "made elsewhere" (foreign memory, tests).
   virtual Result mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& out) noexcept = 0;
   virtual Result mem_free(ContextHandle ctx, DevicePtr ptr) noexcept = 0;

@@ -107,6 +107,10 @@ class ForwardingBackend : public Backend {
   Result mem_free_async(ContextHandle ctx, DevicePtr ptr, StreamHandle s) noexcept override {
     return inner_->mem_free_async(ctx, ptr, s);
   }
+  Result mem_reuse_async(ContextHandle ctx, PoolHandle p, DevicePtr ptr, std::size_t bytes,
+                         StreamHandle s) noexcept override {
+    return inner_->mem_reuse_async(ctx, p, ptr, bytes, s);
+  }
   Result mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& out) noexcept override {
     return inner_->mem_alloc(ctx, bytes, out);
   }

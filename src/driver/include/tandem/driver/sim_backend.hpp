@@ -32,7 +32,10 @@
 // on S and has not run yet (stream order puts the new block's work after the
 // free); other streams and mem_alloc get them only once the free ran.
 // Addresses are still never reused: the old block stays live and checked
-// until its free runs, and the new one is fresh.
+// until its free runs, and the new one is fresh. mem_reuse_async is the
+// exception the runtime asks for (its same-stream reuse): the block passes
+// to its new owner whole, its address kept; a stream that touches it out
+// of order is still an unordered_conflict.
 //
 //   SimConfig cfg; cfg.memory_bytes = 64 << 20;
 //   SimBackend sim(cfg);
@@ -94,6 +97,8 @@ class SimBackend final : public Backend {
   Result mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t bytes, StreamHandle s,
                          DevicePtr& out) noexcept override;
   Result mem_free_async(ContextHandle ctx, DevicePtr ptr, StreamHandle s) noexcept override;
+  Result mem_reuse_async(ContextHandle ctx, PoolHandle p, DevicePtr ptr, std::size_t bytes,
+                         StreamHandle s) noexcept override;
   Result mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& out) noexcept override;
   Result mem_free(ContextHandle ctx, DevicePtr ptr) noexcept override;
   Result mem_info(ContextHandle ctx, std::size_t& free_bytes, std::size_t& total_bytes) noexcept override;

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// Same-stream reuse (docs/runtime.md, "Release in stream order"): an
+// allocation on a stream that holds a pending release of exactly its size
+// takes that block (Backend::mem_reuse_async) instead of the release's free
+// and a fresh allocation from the pool. The old allocation still counts as
+// freed only once its work is proven done; the new one's work follows the
+// old one's in stream order, and its first use on another stream waits for
+// that order; an injected allocation failure still fires.
+#include <optional>
+#include <vector>
+
+#include "runtime/runtime_test_support.hpp"
+#include "tandem/allocation_watch.hpp"
+
+namespace tandem::test {
+namespace {
+
+using SameStreamReuse = RuntimeFixture;
+
+constexpr std::uint64_t kCount = 1024;
+
+TEST_F(SameStreamReuse, AnAllocationOfTheSameSizeTakesTheDroppedBlockAndTheOldOneIsFreedOnlyOnceProven) {
+  Env e = env();
+  settle();
+  const RuntimeStats before = e.ctx.stats();
+  const std::uint64_t sim_base = sim().live_allocations();
+  Gate& g = gate();
+  std::optional<View> x = allocate(e.a, DType::u32, kCount);
+  const driver::DevicePtr block = x->device_ptr();
+  const AllocationWatch watch(*x);
+  LaunchFuture held = fill(e.a, *x, 7, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  x.reset();  // the fill still runs
+
+  View y = allocate(e.a, DType::u32, kCount);
+  EXPECT_EQ(y.device_ptr(), block) << "the dropped block was not taken";
+  EXPECT_EQ(sim().live_allocations(), sim_base + 1) << "a block was allocated or freed on the device";
+  RuntimeStats st = e.ctx.stats();
+  EXPECT_EQ(st.awaiting_release_allocations, 0U);
+  EXPECT_EQ(st.released_unproven_allocations, 1U);
+  EXPECT_EQ(st.live_allocations, before.live_allocations + 2);
+  EXPECT_EQ(st.held_bytes, kCount * sizeof(std::uint32_t)) << "both counted as held";
+  EXPECT_FALSE(watch.freed()) << "freed while its fill still runs";
+
+  // Behind the held fill by stream order: its 7s never land after the 9s.
+  LaunchFuture next = fill(e.a, y, 9);
+  g.open();
+  ASSERT_TRUE(next.wait(kPatience));
+  settle();
+  EXPECT_TRUE(watch.freed());
+  st = e.ctx.stats();
+  EXPECT_EQ(st.released_unproven_allocations, 0U);
+  EXPECT_EQ(st.stream_ordered_releases, before.stream_ordered_releases + 1);
+  EXPECT_EQ(st.frees_total, before.frees_total + 1);
+  EXPECT_EQ(read_u32(e.a, y), std::vector<std::uint32_t>(kCount, 9));
+}
+
+TEST_F(SameStreamReuse, AnotherSizeOrAnotherStreamGetsAFreshBlock) {
+  Env e = env();
+  settle();
+  Gate& g = gate();
+  std::optional<View> x = allocate(e.a, DType::u32, kCount);
+  const driver::DevicePtr block = x->device_ptr();
+  LaunchFuture held = fill(e.a, *x, 1, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  x.reset();
+  // Another stream never takes it: its work is not ordered after the fill.
+  View on_b = allocate(e.b, DType::u32, kCount);
+  EXPECT_NE(on_b.device_ptr(), block);
+  // Another size never takes it either (the device checks exact sizes).
+  View smaller = allocate(e.a, DType::u32, kCount / 2);
+  EXPECT_NE(smaller.device_ptr(), block);
+  EXPECT_EQ(e.ctx.stats().released_unproven_allocations, 1U) << "the smaller allocation drains the free";
+  g.open();
+  settle();
+  EXPECT_EQ(e.ctx.stats().live_allocations, 2U);
+}
+
+TEST_F(SameStreamReuse, AnInjectedAllocationFailureFiresOnAReuseAndTheDroppedBlockIsStillFreed) {
+  Env e = env();
+  settle();
+  const std::uint64_t sim_base = sim().live_allocations();
+  Gate& g = gate();
+  std::optional<View> x = allocate(e.a, DType::u32, kCount);
+  const AllocationWatch watch(*x);
+  LaunchFuture held = fill(e.a, *x, 1, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  x.reset();
+  sim().fail_nth_alloc(1);
+  EXPECT_TANDEM_ERROR(ErrorCode::out_of_memory, allocate(e.a, DType::u32, kCount));
+  EXPECT_EQ(e.ctx.stats().pressure_retries, 0U) << "an injected failure was retried";
+  g.open();
+  settle();
+  EXPECT_TRUE(watch.freed());
+  EXPECT_EQ(e.ctx.stats().live_allocations, 0U);
+  EXPECT_EQ(sim().live_allocations(), sim_base) << "the dropped block was lost";
+}
+
+TEST_F(SameStreamReuse, TheTakenBlocksFirstUseOnAnotherStreamWaitsForTheOldOwnersWork) {
+  Env e = env();
+  settle();
+  Gate& g = gate();
+  std::optional<View> x = allocate(e.a, DType::u32, kCount);
+  const driver::DevicePtr block = x->device_ptr();
+  LaunchFuture held = fill(e.a, *x, 7, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  x.reset();
+  View y = allocate(e.a, DType::u32, kCount);
+  ASSERT_EQ(y.device_ptr(), block);
+  // Submitted while the old fill is held: run at once, it would write its
+  // 5s before the old 7s land (and the sim would see the two overlap).
+  LaunchFuture other = fill(e.b, y, 5);
+  g.open();
+  ASSERT_TRUE(other.wait(kPatience));
+  settle();
+  EXPECT_EQ(read_u32(e.b, y), std::vector<std::uint32_t>(kCount, 5));
+}
+
+}  // namespace
+}  // namespace tandem::test
