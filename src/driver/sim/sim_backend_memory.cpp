@@ -111,7 +111,7 @@ Result SimBackend::mem_reuse_async(ContextHandle ctx, PoolHandle p, DevicePtr pt
   if (const Status status = impl_->memory.reuse(ptr, bytes, pool.id, refusal); status != Status::ok) {
     return fail(api, status, std::move(refusal.why), refusal.injected ? Cause::injected : Cause::real);
   }
-  return succeeded(api);
+  return impl_->submit(api, ctx, s, sim::Work{sim::ReuseWork{ptr, bytes}});
 }
 
 Result SimBackend::mem_alloc(ContextHandle ctx, std::size_t bytes, DevicePtr& out) noexcept {

@@ -34,6 +34,9 @@ std::vector<Access> accesses_of(const Work& work) {
                           return V{{w.dst, w.bytes, AccessMode::write}};
                         },
                         [](const FreeWork&) { return V{}; },  // known only when it runs (free_block)
+                        [](const ReuseWork& w) {
+                          return V{{w.ptr, w.bytes, AccessMode::write}};
+                        },
                     },
                     work);
 }
@@ -46,6 +49,7 @@ std::string what_of(const Work& work) {
                         [](const DownloadWork&) { return std::string("download"); },
                         [](const MemsetWork&) { return std::string("memset8"); },
                         [](const FreeWork&) { return std::string("mem_free_async"); },
+                        [](const ReuseWork&) { return std::string("mem_reuse_async"); },
                     },
                     work);
 }
@@ -185,6 +189,11 @@ void Executor::perform(const OpLabel& label, Work& work, std::vector<Pin>& pins)
                    }
                  },
                  [&](FreeWork&) {},  // run_work hands frees to free_block
+                 [&](ReuseWork& w) {
+                   if (w.bytes > 0) {
+                     std::memset(pins[0].host, kFreshFill, w.bytes);
+                   }
+                 },
              },
              work);
 }

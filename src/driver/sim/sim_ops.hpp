@@ -83,7 +83,15 @@ struct MemsetWork {
 struct FreeWork {
   DevicePtr ptr = 0;
 };
-using Work = std::variant<LaunchWork, CopyWork, UploadWork, DownloadWork, MemsetWork, FreeWork>;
+// mem_reuse_async: the block passes to a new owner here, in stream order. A
+// write of the whole block (fresh bytes, as a new allocation has), so that
+// the old owner's work on any stream must be ordered before it and the new
+// owner's work on another stream after it.
+struct ReuseWork {
+  DevicePtr ptr = 0;
+  std::size_t bytes = 0;
+};
+using Work = std::variant<LaunchWork, CopyWork, UploadWork, DownloadWork, MemsetWork, FreeWork, ReuseWork>;
 
 struct RecordCommand {
   std::shared_ptr<Event> event;
