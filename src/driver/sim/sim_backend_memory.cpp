@@ -45,15 +45,16 @@ Result SimBackend::pool_trim(ContextHandle ctx, PoolHandle p, std::size_t /*keep
   return impl_->find_pool(api, p, pool);
 }
 
-Result SimBackend::mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t bytes, StreamHandle s,
-                                   DevicePtr& out) noexcept {
-  constexpr const char* api = "mem_alloc_async";
-  std::shared_ptr<sim::Stream> stream;
-  Pool pool;
-  if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
+namespace {
+
+// The stream and pool of a stream-ordered allocation (mem_alloc_async,
+// mem_reuse_async), which the sim does not capture.
+Result find_allocating_stream(SimBackend::Impl& impl, const char* api, ContextHandle ctx, PoolHandle p,
+                              StreamHandle s, std::shared_ptr<sim::Stream>& stream, Pool& pool) {
+  if (Result r = impl.find_context_stream(api, ctx, s, stream); !r.ok()) {
     return r;
   }
-  if (Result r = impl_->find_pool(api, p, pool); !r.ok()) {
+  if (Result r = impl.find_pool(api, p, pool); !r.ok()) {
     return r;
   }
   if (stream->capturing()) {
@@ -61,6 +62,19 @@ Result SimBackend::mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t 
                 sim::stream_name(stream->id()) +
                     " is capturing: the sim does not capture "
                     "stream-ordered allocation");
+  }
+  return kOk;
+}
+
+}  // namespace
+
+Result SimBackend::mem_alloc_async(ContextHandle ctx, PoolHandle p, std::size_t bytes, StreamHandle s,
+                                   DevicePtr& out) noexcept {
+  constexpr const char* api = "mem_alloc_async";
+  std::shared_ptr<sim::Stream> stream;
+  Pool pool;
+  if (Result r = find_allocating_stream(*impl_, api, ctx, p, s, stream, pool); !r.ok()) {
+    return r;
   }
   // Allocated now, which is earlier than stream order requires: harmless.
   return impl_->allocate(api, sim::AllocRequest{pool.device, bytes, pool.id, stream->id()}, out);
@@ -95,17 +109,8 @@ Result SimBackend::mem_reuse_async(ContextHandle ctx, PoolHandle p, DevicePtr pt
   constexpr const char* api = "mem_reuse_async";
   std::shared_ptr<sim::Stream> stream;
   Pool pool;
-  if (Result r = impl_->find_context_stream(api, ctx, s, stream); !r.ok()) {
+  if (Result r = find_allocating_stream(*impl_, api, ctx, p, s, stream, pool); !r.ok()) {
     return r;
-  }
-  if (Result r = impl_->find_pool(api, p, pool); !r.ok()) {
-    return r;
-  }
-  if (stream->capturing()) {
-    return fail(api, Status::not_permitted,
-                sim::stream_name(stream->id()) +
-                    " is capturing: the sim does not capture "
-                    "stream-ordered allocation");
   }
   sim::Refusal refusal;
   if (const Status status = impl_->memory.reuse(ptr, bytes, pool.id, refusal); status != Status::ok) {
