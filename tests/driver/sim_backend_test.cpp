@@ -500,11 +500,17 @@ TEST_F(SimBackendTest, ReuseAsyncPassesALivePoolBlockOfExactlyItsSizeOnAndCounts
   EXPECT_TRUE(injected.injected);
   ASSERT_TRUE(Ok(*sim_, sim_->mem_reuse_async(ctx_, pool, p, 1024, s)));  // fired once
 
+  // Held behind a running kernel, so that the free stays queued.
+  ASSERT_TRUE(Ok(*sim_, launch(kGate, s, {&arg_})));
   ASSERT_TRUE(Ok(*sim_, sim_->mem_free_async(ctx_, p, s)));
   const Result freed = sim_->mem_reuse_async(ctx_, pool, p, 1024, s);
   EXPECT_EQ(freed.status, Status::invalid_value);
   EXPECT_NE(sim_->describe(freed).find("free is already queued"), std::string::npos) << sim_->describe(freed);
+  probe_.gate.open();
   sync(s);
+  const Result gone = sim_->mem_reuse_async(ctx_, pool, p, 1024, s);
+  EXPECT_EQ(gone.status, Status::invalid_value);
+  EXPECT_NE(sim_->describe(gone).find("no live allocation"), std::string::npos) << sim_->describe(gone);
   ASSERT_TRUE(Ok(*sim_, sim_->mem_free(ctx_, unpooled)));
   ASSERT_TRUE(Ok(*sim_, sim_->pool_destroy(ctx_, pool)));
 }
