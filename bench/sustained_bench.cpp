@@ -758,6 +758,7 @@ void BM_BigBufferLoop(benchmark::State& st) {
       st.counters["quarantined_submissions"] = static_cast<double>(stats.quarantined_submissions);
       st.counters["pressure_retries"] = static_cast<double>(stats.pressure_retries);
       st.counters["pressure_recoveries"] = static_cast<double>(stats.pressure_recoveries);
+      st.counters["same_stream_reuses"] = static_cast<double>(stats.same_stream_reuses);
       st.counters["stream_ordered_releases"] = static_cast<double>(stats.stream_ordered_releases);
       st.counters["host_proven_releases"] = static_cast<double>(stats.host_proven_releases);
     }

@@ -42,6 +42,7 @@ TEST_F(SameStreamReuse, AnAllocationOfTheSameSizeTakesTheDroppedBlockAndTheOldOn
   EXPECT_EQ(st.released_unproven_allocations, 1U);
   EXPECT_EQ(st.live_allocations, before.live_allocations + 2);
   EXPECT_EQ(st.held_bytes, kCount * sizeof(std::uint32_t)) << "both counted as held";
+  EXPECT_EQ(st.same_stream_reuses, before.same_stream_reuses + 1);
   EXPECT_FALSE(watch.freed()) << "freed while its fill still runs";
   parked.open();
 
@@ -74,6 +75,7 @@ TEST_F(SameStreamReuse, AnotherSizeOrAnotherStreamGetsAFreshBlock) {
   View smaller = allocate(e.a, DType::u32, kCount / 2);
   EXPECT_NE(smaller.device_ptr(), block);
   EXPECT_EQ(e.ctx.stats().released_unproven_allocations, 1U) << "the smaller allocation drains the free";
+  EXPECT_EQ(e.ctx.stats().same_stream_reuses, 0U);
   g.open();
   settle();
   EXPECT_EQ(e.ctx.stats().live_allocations, 2U);

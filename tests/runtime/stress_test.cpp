@@ -10,12 +10,18 @@
 //  2. Concurrent submits from several threads to shared streams and shared
 //     allocations under the order policy: every increment is serialized, so
 //     the final counts are exact, and the sim records no violation.
+//  3. Same-stream reuse across threads: threads sharing streams allocate,
+//     fill and drop buffers of one size, and drop each other's, so an
+//     allocation takes blocks dropped by other threads while more are
+//     pushed: every buffer reads back its own fill, every allocation is
+//     freed, and the sim records no violation.
 //
 // Scale: TANDEM_STRESS_SCALE (a positive factor, default 1; 0.5 by default
 // under ThreadSanitizer) scales the number of submissions. The number of
 // uniqueness checks stays >= 1,000,000 at any scale (checks are cheap).
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <random>
 
@@ -202,6 +208,62 @@ TEST_F(Stress, ConcurrentSubmitsToSharedStreamsAndAllocationsAreOrdered) {
   std::printf("[ stress   ] %d threads on %d shared streams: %llu + %llu ordered increments\n", kThreads,
               kStreams, static_cast<unsigned long long>(adds[0].load()),
               static_cast<unsigned long long>(adds[1].load()));
+}
+
+TEST_F(Stress, BlocksDroppedOnSharedStreamsAndTakenBackAcrossThreadsKeepEachBuffersOwnContents) {
+  ContextOptions o;
+  o.share_completion_events = true;
+  Context ctx = Context::create(device(), o);
+  constexpr int kStreams = 4;  // two threads on each
+  constexpr std::uint32_t kWords = 64;
+  std::vector<Stream> streams;
+  for (int i = 0; i < kStreams; ++i) streams.push_back(Stream::create(ctx));
+  const std::uint64_t per_thread = scaled(1500);
+  std::mutex box_mu;
+  std::vector<View> box;  // buffers handed to another thread to drop
+  std::atomic<std::uint64_t> wrong_contents{0}, reads{0};
+
+  auto worker = [&](int t) {
+    const Stream& s = streams[static_cast<std::size_t>(t % kStreams)];
+    for (std::uint64_t m = 0; m < per_thread; ++m) {
+      const auto tag = static_cast<std::uint32_t>(t * 1'000'000 + m);
+      View v = allocate(s, DType::u32, kWords);
+      (void)fill(s, v, tag);
+      if (m % 16 == 0) {
+        reads.fetch_add(1);
+        if (read_u32(s, v) != std::vector<std::uint32_t>(kWords, tag)) wrong_contents.fetch_add(1);
+      }
+      if (m % 3 == 0) {
+        std::optional<View> theirs;
+        {
+          std::lock_guard lock(box_mu);
+          box.push_back(std::move(v));
+          if (box.size() > 4) {
+            theirs = std::move(box.front());
+            box.erase(box.begin());
+          }
+        }
+        theirs.reset();  // dropped here, leased on its owner's stream
+      }
+    }
+  };
+
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t);
+  for (auto& th : threads) th.join();
+  box.clear();
+  ASSERT_TRUE(ctx.wait_for_retirement(kPatience));
+
+  EXPECT_EQ(wrong_contents.load(), 0U) << "of " << reads.load() << " read backs";
+  EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
+  const RuntimeStats st = ctx.stats();
+  EXPECT_EQ(st.live_allocations, 0U);
+  EXPECT_EQ(st.frees_total, st.allocations_total) << "an allocation was lost or freed twice";
+  EXPECT_EQ(st.held_bytes, 0U);
+  EXPECT_GT(st.same_stream_reuses, 0U) << "no allocation took a dropped block: the test tests nothing";
+  std::printf("[ stress   ] %d threads on %d shared streams: %llu allocations, %llu took a dropped block\n",
+              kThreads, kStreams, static_cast<unsigned long long>(st.allocations_total),
+              static_cast<unsigned long long>(st.same_stream_reuses));
 }
 
 }  // namespace

@@ -377,6 +377,7 @@ RuntimeStats ContextState::stats() const {
   st.allocations_total = allocations_total.load(std::memory_order_relaxed);
   st.frees_total = frees_total.load(std::memory_order_relaxed);
   st.uniqueness_checks = uniqueness_checks.sum();
+  st.same_stream_reuses = same_stream_reuses.sum();
   st.active_leases = quarantined_leases.load(std::memory_order_relaxed);
   base::Guard g(mu_);
   st.quarantined_submissions = quarantine_.size();

@@ -192,6 +192,7 @@ struct ContextState {
   std::atomic<std::uint64_t> allocations_total{0};
   std::atomic<std::uint64_t> frees_total{0};
   ShardedCounter uniqueness_checks;
+  ShardedCounter same_stream_reuses;  // on the allocating threads: sharded
 
  private:
   ContextState(PlatformState& platform, int ordinal, std::uint64_t id, bool owned, ConflictPolicy policy,

@@ -403,6 +403,7 @@ driver::DevicePtr StreamState::reuse_release(std::uint64_t bytes, std::uint64_t 
   driver::Backend& b = ctx->backend();
   r = b.mem_reuse_async(ctx->handle, ctx->pool, a->base, bytes, handle);
   const bool reused = r.ok();
+  if (reused) ctx->same_stream_reuses.add(1);
   const bool freed = reused || b.mem_free_async(ctx->handle, a->base, handle).ok();
   base::Guard g(release_mu);  // room was reserved: neither push throws
   if (freed) {

@@ -47,6 +47,10 @@ struct RuntimeStats {
   // frees made only after host proof (foreign memory aside).
   std::uint64_t stream_ordered_releases = 0;
   std::uint64_t host_proven_releases = 0;
+  // Allocations that took the block of a same-size release on their stream
+  // instead of the pool's (docs/runtime.md, "Same-stream reuse"); each such
+  // release still counts among stream_ordered_releases once proven.
+  std::uint64_t same_stream_reuses = 0;
   // Allocations that failed with out-of-memory at first and were retried
   // (ContextOptions::out_of_memory_wait), and of those, the ones that then
   // succeeded.
