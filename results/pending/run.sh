@@ -27,4 +27,15 @@ done; done; el churn; pack
 $B --benchmark_filter='^BM_(Raw|Tracked|Paired)RoundTrip/|^BM_DropInFlight|^BM_Paired(Simt|Tile|CatalogSimt|CatalogTile)Launch/' \
   --benchmark_repetitions=3 --benchmark_min_time=0.2 --benchmark_display_aggregates_only=true \
   --benchmark_out=$O/rows.json --benchmark_out_format=json > $O/rows.txt 2>&1; el "rows rc=$?"
+# One line per repetition, for deciding on the next call within the warm machine's 30 s.
+python3 - "$O" <<'PY' 2>&1 | tee $O/summary.txt
+import glob, json, re, sys
+for f in sorted(glob.glob(sys.argv[1] + "/sustained-events*.json")):
+    for b in json.load(open(f))["benchmarks"]:
+        if b.get("run_type") == "iteration":
+            print(f.split("/")[-1], b["name"].split("/")[1], "ratio %.3f" % (b["iterations_per_s"] / b["raw_iterations_per_s"]),
+                  "p99 %.0f max %.0f us" % (b["retire_p99_us"], b["retire_max_us"]))
+    txt = open(f[:-5] + ".txt").read()
+    for m in re.findall(r'"event_create": \{[^}]*\}', txt): print("  ", m)
+PY
 pack; el total
