@@ -45,6 +45,12 @@ bool count_down(std::uint64_t& left) {
   return --left == 0;
 }
 
+// Which armed fault an injected failure came from.
+const char* fault_name(Status injected) {
+  return injected == Status::out_of_memory ? "fail_nth_alloc"
+                                           : "fail_nth_alloc_with_driver_error (a driver error)";
+}
+
 }  // namespace
 
 Memory::Memory(std::size_t capacity_per_device, int devices)
@@ -138,12 +144,9 @@ Status Memory::allocate(const AllocRequest& request, DevicePtr& out, Refusal& re
   {
     base::Lock lock(mu_);
     if (const Status injected = take_injected_failure(); injected != Status::ok) {
-      refusal = Refusal{
-          "asked " + std::to_string(request.bytes) + " bytes on device " + std::to_string(request.device) +
-              ": failed on purpose by " +
-              (injected == Status::out_of_memory ? "fail_nth_alloc"
-                                                 : "fail_nth_alloc_with_driver_error (a driver error)"),
-          true};
+      refusal = Refusal{"asked " + std::to_string(request.bytes) + " bytes on device " +
+                            std::to_string(request.device) + ": failed on purpose by " + fault_name(injected),
+                        true};
       return injected;
     }
     if (std::string why = shortage(request); !why.empty()) {
@@ -211,11 +214,9 @@ Status Memory::reuse(DevicePtr ptr, std::size_t bytes, std::uint64_t pool, Refus
     return Status::invalid_value;
   }
   if (const Status injected = take_injected_failure(); injected != Status::ok) {
-    refusal =
-        Refusal{"reusing " + hex(ptr) + " as " + std::to_string(bytes) + " bytes: failed on purpose by " +
-                    (injected == Status::out_of_memory ? "fail_nth_alloc"
-                                                       : "fail_nth_alloc_with_driver_error (a driver error)"),
-                true};
+    refusal = Refusal{"reusing " + hex(ptr) + " as " + std::to_string(bytes) +
+                          " bytes: failed on purpose by " + fault_name(injected),
+                      true};
     return injected;
   }
   return Status::ok;

@@ -53,13 +53,14 @@ driver::Result place(detail::StreamState& s, std::uint64_t bytes, Placed& out) {
     throw Error(ErrorCode::unsupported, "allocate on stream " + std::to_string(s.id) +
                                             " while it captures a graph: allocate before capturing");
   }
-  driver::Result r;
-  out.ptr = 0;
+  detail::StreamState::BlockWanted wanted;
+  wanted.bytes = bytes;
   if (s.inbox_ready.load(std::memory_order_relaxed)) {
     const detail::ProfileScope timed(detail::retire_profile().submitter_drain);
-    if (detail::same_stream_reuse_on()) out.ptr = s.reuse_release(bytes, s.next_seq, r);
-    s.drain_releases(s.next_seq);
+    s.drain_releases(s.next_seq, detail::same_stream_reuse_on() ? &wanted : nullptr);
   }
+  out.ptr = wanted.taken;
+  driver::Result r = wanted.result;
   // An injected failure of the reuse is this allocation's (it counts as one).
   if (out.ptr == 0 && !r.injected) {
     const detail::ProfileScope timed(detail::retire_profile().alloc);

@@ -324,7 +324,7 @@ bool StreamState::push_release(AllocationState* a) noexcept {
   return true;
 }
 
-void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
+void StreamState::drain_releases(std::uint64_t seq_after, BlockWanted* wanted) noexcept {
   if (capture) return;
   {
     base::Guard g(release_mu);
@@ -342,15 +342,31 @@ void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
   }
   if (release_draining.empty()) return;
   driver::Backend& b = ctx->backend();
-  std::uint64_t enqueued = 0, settled = 0;
+  std::uint64_t enqueued = 0, freed = 0, settled = 0;
   bool queued_marker = false;
   for (AllocationState* a : release_draining) {
     if (!a->begin_device_release()) {
       ++settled;  // quarantined meanwhile: retained, never freed
       continue;
     }
-    const bool ok = (!internal || order_after_leases(*a, queued_marker)) &&
-                    b.mem_free_async(ctx->handle, a->base, handle).ok();
+    // The allocation's block, when one is wanted and this release has its
+    // exact size (never on the release stream: no allocation is made there).
+    // Asked once: after a refusal, above all an injected one, the rest free.
+    bool ok = false;
+    if (wanted != nullptr && wanted->taken == 0 && wanted->result.ok() && !internal &&
+        a->bytes == wanted->bytes && a->origin == Origin::runtime) {
+      wanted->result = b.mem_reuse_async(ctx->handle, ctx->pool, a->base, a->bytes, handle);
+      if (wanted->result.ok()) {
+        wanted->taken = a->base;
+        ctx->same_stream_reuses.add(1);
+        ok = true;
+      }
+    }
+    if (!ok) {
+      ok = (!internal || order_after_leases(*a, queued_marker)) &&
+           b.mem_free_async(ctx->handle, a->base, handle).ok();
+      if (ok) ++freed;
+    }
     base::Guard g(release_mu);  // room was reserved: neither push throws
     if (ok) {
       unproven.emplace_back(seq_after, a);
@@ -364,58 +380,14 @@ void StreamState::drain_releases(std::uint64_t seq_after) noexcept {
   if (enqueued != 0) {
     // Untracked work, like an allocation: what follows proves it done.
     untracked_seq = std::max(untracked_seq, seq_after);
-    freed_since_trim = true;
     newest_unproven_seq.store(seq_after, std::memory_order_release);
   }
+  if (freed != 0) freed_since_trim = true;
   if (settled != 0) releases_finished.fetch_add(settled, std::memory_order_acq_rel);
   // A marker on a lease stream, which retirement must prove. Woken under
   // this stream's lock: the retirement thread never takes a stream's lock
   // while holding its own mutex, which is all a wake takes.
   if (queued_marker) retirement->notify_submit();
-}
-
-driver::DevicePtr StreamState::reuse_release(std::uint64_t bytes, std::uint64_t seq_after,
-                                             driver::Result& r) noexcept {
-  if (capture || internal) return 0;
-  AllocationState* a = nullptr;
-  {
-    base::Guard g(release_mu);
-    // Only drains take from the inbox, under `mu`, which this thread holds:
-    // what it finds stays until it is taken here.
-    const auto it = std::find_if(
-        release_inbox.begin(), release_inbox.end(),
-        [bytes](const AllocationState* c) { return c->bytes == bytes && c->origin == Origin::runtime; });
-    if (it == release_inbox.end()) return 0;
-    try {
-      reserve_more(unproven, 1);
-      reserve_more(failed_releases, 1);
-    } catch (...) {
-      return 0;  // the drain that follows frees it
-    }
-    a = *it;
-    release_inbox.erase(it);
-    if (release_inbox.empty()) inbox_ready.store(false, std::memory_order_relaxed);
-  }
-  if (!a->begin_device_release()) {
-    releases_finished.fetch_add(1, std::memory_order_acq_rel);  // quarantined meanwhile: retained
-    return 0;
-  }
-  driver::Backend& b = ctx->backend();
-  r = b.mem_reuse_async(ctx->handle, ctx->pool, a->base, bytes, handle);
-  const bool reused = r.ok();
-  if (reused) ctx->same_stream_reuses.add(1);
-  const bool freed = reused || b.mem_free_async(ctx->handle, a->base, handle).ok();
-  base::Guard g(release_mu);  // room was reserved: neither push throws
-  if (freed) {
-    unproven.emplace_back(seq_after, a);
-    untracked_seq = std::max(untracked_seq, seq_after);
-    if (!reused) freed_since_trim = true;
-    newest_unproven_seq.store(seq_after, std::memory_order_release);
-  } else {
-    failed_releases.push_back(a);
-    has_failed_releases.store(true, std::memory_order_release);
-  }
-  return reused ? a->base : 0;
 }
 
 void StreamState::take_settled_releases(std::uint64_t last_seq,

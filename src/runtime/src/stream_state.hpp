@@ -25,7 +25,7 @@
 // (retirement finishes the release: freed, or quarantined). The pool reuses
 // the memory on this stream at once, and on others once the free ran; an
 // allocation of the same size on this stream takes the block itself
-// (reuse_release), without the pool.
+// (drain_releases' `wanted`), without the pool.
 //
 // The context's release stream (ContextState::release_stream, `internal`)
 // takes the releases of memory leased on several of the context's streams
@@ -253,19 +253,21 @@ struct StreamState {
   // the retirement thread hands back to host-proven release (abandoning it
   // here could free on this very stream, under its lock); so does one that
   // the release stream cannot order after its leases.
-  void drain_releases(std::uint64_t seq_after) noexcept TANDEM_REQUIRES(mu);
-  // The allocating thread, before the pool is asked for `bytes` on this
-  // stream (same_stream_reuse_on()): a release pushed here of exactly that
-  // size hands its block to the new allocation (Backend::mem_reuse_async)
-  // instead of a free and a fresh allocation, two driver calls fewer. The
-  // release counts as enqueued ahead of the submission numbered `seq_after`
-  // and is proven like a free: the new owner's work follows the old one's
-  // in stream order, as after the pool's own reuse on one stream. Returns
-  // the block, or 0: none fits (`r` untouched), or the backend refused
-  // (`r` says why, and the release's free is enqueued as drain_releases
-  // would; an injected allocation failure is the allocation's to report).
-  driver::DevicePtr reuse_release(std::uint64_t bytes, std::uint64_t seq_after, driver::Result& r) noexcept
-      TANDEM_REQUIRES(mu);
+  //
+  // `wanted` (an allocation of `wanted->bytes` on this stream, about to ask
+  // the pool; same_stream_reuse_on()): the first release of exactly that
+  // size hands its block over instead (Backend::mem_reuse_async: two driver
+  // calls fewer), `taken`. It counts as enqueued here like a free and is
+  // proven like one: the new owner's work follows the old one's in stream
+  // order, as after the pool's own reuse on one stream. A reuse the backend
+  // refuses (`result`; an injected allocation failure is the allocation's
+  // to report) frees that release as the others.
+  struct BlockWanted {
+    std::uint64_t bytes = 0;
+    driver::DevicePtr taken = 0;
+    driver::Result result;  // of the reuse asked, if one was
+  };
+  void drain_releases(std::uint64_t seq_after, BlockWanted* wanted = nullptr) noexcept TANDEM_REQUIRES(mu);
   // The release stream's drain, before each free (release_stream.cpp): makes
   // this stream wait on the event that covers the newest leased submission
   // of each stream that still leases `a`. False when one cannot be had (a

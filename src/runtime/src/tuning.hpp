@@ -24,7 +24,7 @@ bool host_proven_release_forced() noexcept;
 bool allocation_bin_on() noexcept;
 
 // Whether an allocation takes the block of a same-size release pending on
-// its stream (StreamState::reuse_release): on unless
+// its stream (StreamState::drain_releases' `wanted`): on unless
 // TANDEM_SAME_STREAM_REUSE=0, to measure one against the other or to
 // have every allocation come from the pool. Read once.
 bool same_stream_reuse_on() noexcept;
