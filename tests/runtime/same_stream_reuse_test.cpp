@@ -6,7 +6,6 @@
 // freed only once its work is proven done; the new one's work follows the
 // old one's in stream order, and its first use on another stream waits for
 // that order; an injected allocation failure still fires.
-#include <optional>
 #include <vector>
 
 #include "runtime/runtime_test_support.hpp"
@@ -19,6 +18,20 @@ using SameStreamReuse = RuntimeFixture;
 
 constexpr std::uint64_t kCount = 1024;
 
+// A buffer of kCount words on stream a, dropped while a fill of `value`
+// held at `g` still runs: its block and a watch on its allocation.
+struct Dropped {
+  driver::DevicePtr block = 0;
+  AllocationWatch watch;
+  LaunchFuture fill;
+};
+Dropped drop_behind_held_fill(const Env& e, Gate& g, std::uint32_t value) {
+  View x = allocate(e.a, DType::u32, kCount);
+  Dropped d{x.device_ptr(), AllocationWatch(x), fill(e.a, x, value, {.gate = &g})};
+  EXPECT_TRUE(g.wait_arrivals(1));
+  return d;  // x goes here, the fill still running
+}
+
 TEST_F(SameStreamReuse, AnAllocationOfTheSameSizeTakesTheDroppedBlockAndTheOldOneIsFreedOnlyOnceProven) {
   Env e = env();
   settle();
@@ -27,15 +40,10 @@ TEST_F(SameStreamReuse, AnAllocationOfTheSameSizeTakesTheDroppedBlockAndTheOldOn
   const RuntimeStats before = e.ctx.stats();
   const std::uint64_t sim_base = sim().live_allocations();
   Gate& g = gate();
-  std::optional<View> x = allocate(e.a, DType::u32, kCount);
-  const driver::DevicePtr block = x->device_ptr();
-  const AllocationWatch watch(*x);
-  LaunchFuture held = fill(e.a, *x, 7, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
-  x.reset();  // the fill still runs
+  const Dropped x = drop_behind_held_fill(e, g, 7);
 
   View y = allocate(e.a, DType::u32, kCount);
-  EXPECT_EQ(y.device_ptr(), block) << "the dropped block was not taken";
+  EXPECT_EQ(y.device_ptr(), x.block) << "the dropped block was not taken";
   EXPECT_EQ(sim().live_allocations(), sim_base + 1) << "a block was allocated or freed on the device";
   RuntimeStats st = e.ctx.stats();
   EXPECT_EQ(st.awaiting_release_allocations, 0U);
@@ -43,7 +51,7 @@ TEST_F(SameStreamReuse, AnAllocationOfTheSameSizeTakesTheDroppedBlockAndTheOldOn
   EXPECT_EQ(st.live_allocations, before.live_allocations + 2);
   EXPECT_EQ(st.held_bytes, kCount * sizeof(std::uint32_t)) << "both counted as held";
   EXPECT_EQ(st.same_stream_reuses, before.same_stream_reuses + 1);
-  EXPECT_FALSE(watch.freed()) << "freed while its fill still runs";
+  EXPECT_FALSE(x.watch.freed()) << "freed while its fill still runs";
   parked.open();
 
   // Behind the held fill by stream order: its 7s never land after the 9s.
@@ -51,7 +59,7 @@ TEST_F(SameStreamReuse, AnAllocationOfTheSameSizeTakesTheDroppedBlockAndTheOldOn
   g.open();
   ASSERT_TRUE(next.wait(kPatience));
   settle();
-  EXPECT_TRUE(watch.freed());
+  EXPECT_TRUE(x.watch.freed());
   st = e.ctx.stats();
   EXPECT_EQ(st.released_unproven_allocations, 0U);
   EXPECT_EQ(st.stream_ordered_releases, before.stream_ordered_releases + 1);
@@ -63,17 +71,13 @@ TEST_F(SameStreamReuse, AnotherSizeOrAnotherStreamGetsAFreshBlock) {
   Env e = env();
   settle();
   Gate& g = gate();
-  std::optional<View> x = allocate(e.a, DType::u32, kCount);
-  const driver::DevicePtr block = x->device_ptr();
-  LaunchFuture held = fill(e.a, *x, 1, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
-  x.reset();
+  const Dropped x = drop_behind_held_fill(e, g, 1);
   // Another stream never takes it: its work is not ordered after the fill.
   View on_b = allocate(e.b, DType::u32, kCount);
-  EXPECT_NE(on_b.device_ptr(), block);
+  EXPECT_NE(on_b.device_ptr(), x.block);
   // Another size never takes it either (the device checks exact sizes).
   View smaller = allocate(e.a, DType::u32, kCount / 2);
-  EXPECT_NE(smaller.device_ptr(), block);
+  EXPECT_NE(smaller.device_ptr(), x.block);
   EXPECT_EQ(e.ctx.stats().released_unproven_allocations, 1U) << "the smaller allocation drains the free";
   EXPECT_EQ(e.ctx.stats().same_stream_reuses, 0U);
   g.open();
@@ -88,11 +92,7 @@ TEST_F(SameStreamReuse, AnInjectedAllocationFailureFiresOnAReuseAndTheDroppedBlo
   Gate& parked = gate();
   park_retirement(e, parked);  // the dropped block stays in the inbox for the allocation
   Gate& g = gate();
-  std::optional<View> x = allocate(e.a, DType::u32, kCount);
-  const AllocationWatch watch(*x);
-  LaunchFuture held = fill(e.a, *x, 1, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
-  x.reset();
+  const Dropped x = drop_behind_held_fill(e, g, 1);
   sim().fail_nth_alloc(1);
   const std::string msg = error_message_of([&] { (void)allocate(e.a, DType::u32, kCount); });
   EXPECT_NE(msg.find("out_of_memory"), std::string::npos) << msg;
@@ -101,7 +101,7 @@ TEST_F(SameStreamReuse, AnInjectedAllocationFailureFiresOnAReuseAndTheDroppedBlo
   EXPECT_EQ(e.ctx.stats().pressure_retries, 0U) << "an injected failure was retried";
   g.open();
   settle();
-  EXPECT_TRUE(watch.freed());
+  EXPECT_TRUE(x.watch.freed());
   EXPECT_EQ(e.ctx.stats().live_allocations, 0U);
   EXPECT_EQ(sim().live_allocations(), sim_base) << "the dropped block was lost";
 }
@@ -112,14 +112,10 @@ TEST_F(SameStreamReuse, TheTakenBlocksFirstUseOnAnotherStreamWaitsForTheOldOwner
   Gate& parked = gate();
   park_retirement(e, parked);  // the dropped block stays in the inbox for the allocation
   Gate& g = gate();
-  std::optional<View> x = allocate(e.a, DType::u32, kCount);
-  const driver::DevicePtr block = x->device_ptr();
-  LaunchFuture held = fill(e.a, *x, 7, {.gate = &g});
-  ASSERT_TRUE(g.wait_arrivals(1));
-  x.reset();
+  const Dropped x = drop_behind_held_fill(e, g, 7);
   View y = allocate(e.a, DType::u32, kCount);
   parked.open();
-  ASSERT_EQ(y.device_ptr(), block);
+  ASSERT_EQ(y.device_ptr(), x.block);
   // Submitted while the old fill is held: run at once, it would write its
   // 5s before the old 7s land (and the sim would see the two overlap).
   LaunchFuture other = fill(e.b, y, 5);
