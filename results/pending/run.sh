@@ -1,41 +1,55 @@
 #!/usr/bin/env bash
-# The next session's first device call (prepared in session 34), whichever card comes:
-#   the K = 8 retired-max question of same-stream reuse: BM_SustainedLoad (all K) with
-#   TANDEM_STREAM_EVENTS=64 / 256 / 64 / 256 and TANDEM_RETIRE_PROFILE=1 (event creations on the
-#   submit path, in each .txt's tandem-retire-profile line), then churn 53/54 x5 each, then the
-#   round-trip and launch rows once. About 330 s. REV=<literal rev>. Packs $OUT/c8.tgz after each step.
+# Session 35's first device call, whichever card comes: does covering a dry
+# stream's submissions (no event made on the submit path, TANDEM_DRY_SHARE_RUN
+# unset) remove the K = 8 retired-max tail of the sustained loop? About 200 s:
+#   build; BM_SustainedLoad/8 x3 with the new default and x3 with
+#   TANDEM_DRY_SHARE_RUN=64 (the rule before), interleaved, TANDEM_RETIRE_PROFILE=1
+#   (event creations on the submit path in each .txt's tandem-retire-profile line);
+#   BM_SustainedLoad all K once; churn 53/54 x10 each; prints a summary.
+# REV=<literal rev>. Packs $OUT/c9.tgz after each step.
 # Chain on the same warm machine right after (within 30 s):
 #   mkdir -p $OUT/b && TANDEM_GIT_REV=<rev> timeout 450 bash scripts/bench $OUT/b --build build-gpu
-# and on an H200, issue 23's A/A run (git archive -o aa-src.tgz c70af80 in the checkout first):
-#   MODE=plain timeout 570 bash results/h200/aa-c70af80/run.sh
 set -u
 export PATH=/usr/local/cuda/bin:$PATH
-O=$OUT/c8; mkdir -p $O/churn
-pack() { (cd $OUT && tar czf c8.tgz c8); }
+O=$OUT/c9; mkdir -p $O/churn
+pack() { (cd $OUT && tar czf c9.tgz c9); }
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a $O/log.txt; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > $O/env.txt 2>&1; echo "git: $REV" >> $O/env.txt
 (cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_GIT_REV=$REV >/dev/null && cmake --build build-gpu -j16) > $O/build.log 2>&1; el "build rc=$?"; tail -n1 $O/build.log
 B=build-gpu/bench/tandem_bench
-for n in 64 256 64 256; do
-  TANDEM_RETIRE_PROFILE=1 TANDEM_STREAM_EVENTS=$n $B --benchmark_filter='^BM_SustainedLoad/' \
-    --benchmark_out=$O/sustained-events$n-$SECONDS.json --benchmark_out_format=json > $O/sustained-events$n-$SECONDS.txt 2>&1
-  el "sustained events=$n rc=$?"; pack
-done
-for k in 1 2 3 4 5; do for c in 53-stress-churn-8-threads:c8 54-stress-churn-16-threads:c16; do
+sustained() {  # name filter [env...]
+  local name=$1 filter=$2; shift 2
+  env TANDEM_RETIRE_PROFILE=1 "$@" $B --benchmark_filter="$filter" \
+    --benchmark_out=$O/sustained-$name-$SECONDS.json --benchmark_out_format=json > $O/sustained-$name-$SECONDS.txt 2>&1
+  el "sustained $name rc=$?"
+}
+for i in 1 2 3; do
+  sustained new-k8 '^BM_SustainedLoad/8/'
+  sustained dry64-k8 '^BM_SustainedLoad/8/' TANDEM_DRY_SHARE_RUN=64
+done; pack
+sustained new-all '^BM_SustainedLoad/'; pack
+for k in 1 2 3 4 5 6 7 8 9 10; do for c in 53-stress-churn-8-threads:c8 54-stress-churn-16-threads:c16; do
   build-gpu/src/cli/tandem run --quiet --out $O/churn/${c#*:}-$k.json scenarios/${c%%:*}.json 2>$O/churn/${c#*:}-$k.err || echo "churn ${c#*:} $k rc=$?"
 done; done; el churn; pack
-$B --benchmark_filter='^BM_(Raw|Tracked|Paired)RoundTrip/|^BM_DropInFlight|^BM_Paired(Simt|Tile|CatalogSimt|CatalogTile)Launch/' \
-  --benchmark_repetitions=3 --benchmark_min_time=0.2 --benchmark_display_aggregates_only=true \
-  --benchmark_out=$O/rows.json --benchmark_out_format=json > $O/rows.txt 2>&1; el "rows rc=$?"
 # One line per repetition, for deciding on the next call within the warm machine's 30 s.
 python3 - "$O" <<'PY' 2>&1 | tee $O/summary.txt
 import glob, json, re, sys
-for f in sorted(glob.glob(sys.argv[1] + "/sustained-events*.json")):
+o = sys.argv[1]
+for f in sorted(glob.glob(o + "/sustained-*.json")):
     for b in json.load(open(f))["benchmarks"]:
-        if b.get("run_type") == "iteration":
+        if b.get("run_type") == "iteration" and "raw_iterations_per_s" in b:
             print(f.split("/")[-1], b["name"].split("/")[1], "ratio %.3f" % (b["iterations_per_s"] / b["raw_iterations_per_s"]),
-                  "p99 %.0f max %.0f us" % (b["retire_p99_us"], b["retire_max_us"]))
+                  "p99 %.0f max %.0f us" % (b.get("retire_p99_us", -1), b.get("retire_max_us", -1)))
     txt = open(f[:-5] + ".txt").read()
     for m in re.findall(r'"event_create": \{[^}]*\}', txt): print("  ", m)
+for c in ("c8", "c16"):
+    rows = []
+    for f in sorted(glob.glob(o + "/churn/%s-*.json" % c)):
+        r = json.load(open(f)); h = r["throughput"].get("retire_latency_us") or {}
+        rows.append((r["duration_s"], h.get("p99", -1), h.get("max", -1), r["status"]))
+    if rows:
+        d = [x[0] for x in rows]
+        print(c, "n", len(rows), "dur %.3f-%.3f (%.2fx)" % (min(d), max(d), max(d) / min(d)),
+              "p99 max %.0f us" % max(x[1] for x in rows), "max %.0f us" % max(x[2] for x in rows), "status", sorted(set(x[3] for x in rows)))
 PY
 pack; el total

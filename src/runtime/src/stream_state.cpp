@@ -2,6 +2,7 @@
 #include "stream_state.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "context_state.hpp"
 #include "graph_state.hpp"
@@ -33,8 +34,19 @@ void reserve_more(V& v, std::size_t more) {
 // one per submission, as share_completion_events = false does.
 const std::uint32_t StreamState::kShareRun =
     static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_SHARE_RUN", 0, 8), 1, 1024));
-// Eight runs: a fault then quarantines at most 63 submissions with it.
-const std::uint32_t StreamState::kLongestShareRun = 8 * StreamState::kShareRun;
+// TANDEM_DRY_SHARE_RUN (tuning; 0, the default: no limit): the longest run
+// of covered submissions while the stream has no free event. A cap makes
+// the submission past it create an event, which waits for the driver's
+// lock while other threads launch: with 8 threads on the H100 one such
+// creation took 21.7 ms (results/h100/reuse-a3a7957). Without one, the run
+// ends when retirement hands an event back, so its length follows
+// retirement's lag; the cost is attribution (an unknown completion
+// quarantines the whole run). 64 (eight runs) was the rule before.
+const std::uint32_t StreamState::kLongestShareRun = [] {
+  const std::int64_t cap = tuning_value("TANDEM_DRY_SHARE_RUN", 0, 0);
+  return cap <= 0 ? std::numeric_limits<std::uint32_t>::max()
+                  : static_cast<std::uint32_t>(std::clamp<std::int64_t>(cap, kShareRun, 1 << 30));
+}();
 const std::uint32_t RecordStack::kMaxCapacity = [] {
   const auto want =
       std::clamp<std::int64_t>(tuning_value("TANDEM_RECORD_POOL_MAX", 0, 16384), kInitialCapacity, 1 << 20);

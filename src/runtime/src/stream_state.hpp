@@ -365,8 +365,9 @@ struct StreamState {
   // Stream::isolate_next_submission: the next submission records its own event.
   bool isolate_next TANDEM_GUARDED_BY(mu) = false;
   // At most kShareRun - 1 covered submissions per event of their own while
-  // the stream has a free event; up to kLongestShareRun - 1 while it has
-  // none (rather than make one on the submit path).
+  // the stream has a free event; while it has none, as many as come until
+  // retirement hands one back (rather than make one on the submit path), or
+  // kLongestShareRun - 1 where TANDEM_DRY_SHARE_RUN caps the run.
   static const std::uint32_t kShareRun;
   static const std::uint32_t kLongestShareRun;
   // Written by submitters under `mu` (one writer at a time: plain stores),
