@@ -51,5 +51,17 @@ TEST(RecordedValues, EqualElementsAreAFillAWholeNumberRunAnIotaAndTheRestAList) 
             nlohmann::json({2.5, 2.5, 2.5, 2.5}));
 }
 
+// tf32 is stored as the f32 it holds, and the scenario engine writes an
+// upload of it from numbers (element_codec.cpp): its values are recorded as
+// f32's are, rather than left out. The 8-bit and 4-bit float formats have
+// no number form, in the engine or here.
+TEST(RecordedValues, Tf32ValuesAreRecordedAsTheF32TheyAreStoredAs) {
+  const std::array<float, 3> values = {1.0F, 0.5F, -4.25F};
+  EXPECT_EQ(nlohmann::json::parse(*values_list(DType::tf32, bytes_of(values))),
+            nlohmann::json({1.0, 0.5, -4.25}));
+  const std::array<std::uint8_t, 3> fp8 = {1, 2, 3};
+  EXPECT_FALSE(values_list(DType::fp8_e4m3, bytes_of(fp8)).has_value());
+}
+
 }  // namespace
 }  // namespace tandem::detail::recorded

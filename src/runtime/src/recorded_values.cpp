@@ -5,7 +5,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "tandem/base/half.hpp"
+#include "tandem/base/element_value.hpp"
 
 namespace tandem::detail::recorded {
 
@@ -37,53 +37,16 @@ std::string number(double v) {
 
 namespace {
 
-template <class T>
-T load(const std::byte* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// One element of `t` at `p` as a number; nullopt for a type a scenario
-// cannot write back.
-std::optional<double> element(DType t, const std::byte* p) {
-  switch (t) {
-    case DType::f32:
-      return load<float>(p);
-    case DType::f64:
-      return load<double>(p);
-    case DType::f16:
-      return static_cast<double>(to_float(load<half>(p)));
-    case DType::bf16:
-      return static_cast<double>(to_float(load<bfloat16>(p)));
-    case DType::i8:
-      return load<std::int8_t>(p);
-    case DType::i32:
-      return load<std::int32_t>(p);
-    case DType::i64:
-      return static_cast<double>(load<std::int64_t>(p));
-    case DType::u8:
-    case DType::boolean:
-      return load<std::uint8_t>(p);
-    case DType::u32:
-      return load<std::uint32_t>(p);
-    case DType::u64:
-      return static_cast<double>(load<std::uint64_t>(p));
-    default:
-      return std::nullopt;
-  }
-}
-
 // {"iota": ...} for whole numbers start + i * step that every dtype holds
 // exactly (below 2^24), else nullopt.
 std::optional<std::string> iota_form(DType t, std::span<const std::byte> bytes, std::size_t n) {
   if (n < 3) return std::nullopt;
   const std::size_t size = dtype_size(t);
-  const auto first = element(t, bytes.data()), second = element(t, bytes.data() + size);
+  const auto first = element_value(t, bytes.data()), second = element_value(t, bytes.data() + size);
   if (!first || !second) return std::nullopt;
   const double start = *first, step = *second - *first;
   for (std::size_t i = 0; i < n; ++i) {
-    const auto v = element(t, bytes.data() + i * size);
+    const auto v = element_value(t, bytes.data() + i * size);
     const double want = start + static_cast<double>(i) * step;
     if (!v || *v != want || want != static_cast<double>(static_cast<std::int64_t>(want)) || want >= 0x1p24 ||
         want <= -0x1p24) {
@@ -103,7 +66,7 @@ std::optional<std::string> values_form(DType t, std::span<const std::byte> bytes
   bool same = true;
   for (std::size_t i = 1; i < n && same; ++i) same = std::memcmp(&bytes[0], &bytes[i * size], size) == 0;
   if (n > 0 && same) {
-    const auto v = element(t, bytes.data());
+    const auto v = element_value(t, bytes.data());
     if (!v) return std::nullopt;
     return "{\"fill\": " + number(*v) + "}";
   }
@@ -115,7 +78,7 @@ std::optional<std::string> values_list(DType t, std::span<const std::byte> bytes
   const std::size_t size = dtype_size(t);
   std::string out = "[";
   for (std::size_t i = 0; i < bytes.size() / size; ++i) {
-    const auto v = element(t, bytes.data() + i * size);
+    const auto v = element_value(t, bytes.data() + i * size);
     if (!v) return std::nullopt;
     out += (i ? ", " : "") + number(*v);
   }
@@ -136,7 +99,7 @@ std::string dims(const driver::Dim3& d) {
 }
 
 double scalar_at(DType t, const void* p) {
-  const auto v = element(t, static_cast<const std::byte*>(p));
+  const auto v = element_value(t, static_cast<const std::byte*>(p));
   return v ? *v : 0.0;
 }
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "tandem/base/element_value.hpp"
 #include "tandem/base/half.hpp"
 
 namespace tandem::scenario::detail {
@@ -119,29 +120,8 @@ void encode_element(DType t, double v, std::byte* out) noexcept {
 }
 
 double decode_element(DType t, const std::byte* in) noexcept {
-  switch (t) {
-    case DType::f32:
-    case DType::tf32:
-      return load<float>(in);
-    case DType::f64:
-      return load<double>(in);
-    case DType::f16:
-      return hn::to_float(half{load<std::uint16_t>(in)});
-    case DType::bf16:
-      return hn::to_float(bfloat16{load<std::uint16_t>(in)});
-    case DType::i8:
-      return load<std::int8_t>(in);
-    case DType::i32:
-      return load<std::int32_t>(in);
-    case DType::i64:
-      return static_cast<double>(load<std::int64_t>(in));
-    case DType::u32:
-      return load<std::uint32_t>(in);
-    case DType::u64:
-      return static_cast<double>(load<std::uint64_t>(in));
-    default:
-      return load<std::uint8_t>(in);  // u8, bool, the 8-bit storage formats
-  }
+  // The float storage formats without a conversion: their byte, as u8.
+  return element_value(t, in).value_or(static_cast<double>(load<std::uint8_t>(in)));
 }
 
 double form_value(DType t, const ValueForm& form, std::uint64_t i) noexcept {
