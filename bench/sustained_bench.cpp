@@ -41,6 +41,8 @@
 //
 // TANDEM_BENCH_SUSTAINED_SLICES=N runs each pair as N alternating slices of
 // each loop instead of one whole run each (sustained_slices below).
+// TANDEM_BENCH_SUSTAINED_BACKLOG=1 adds backlog_peak and backlog_peak_at_ms
+// to the tracked loop's counters (BacklogSampler below).
 //
 // Counters (per repetition): iterations_per_s (aggregate: all threads'
 // iterations over the wall time from the common start to the last stream
@@ -54,6 +56,7 @@
 // lane_balance: the fewest iterations of a thread over the most.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -62,6 +65,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_env.hpp"
@@ -411,12 +415,59 @@ LoopRun run_raw(const Env& e, const RawDriver& d, int threads) {
   return loop.finish();
 }
 
+// Diagnostic (TANDEM_BENCH_SUSTAINED_BACKLOG=1): the context's pending
+// submissions, sampled every millisecond while the tracked loop runs. Its
+// peak, and when it came (ms after the run began), tell a backlog built in
+// a run's first moments (something cold) from one at a random moment.
+bool backlog_on() {
+  static const bool on = env_flag("TANDEM_BENCH_SUSTAINED_BACKLOG");
+  return on;
+}
+
+class BacklogSampler {
+ public:
+  explicit BacklogSampler(const tandem::Context& ctx) : ctx_(ctx) {
+    if (backlog_on()) thread_ = std::thread([this] { sample(); });
+  }
+  ~BacklogSampler() { stop(); }
+  BacklogSampler(const BacklogSampler&) = delete;
+  BacklogSampler& operator=(const BacklogSampler&) = delete;
+  // Joins the sampler; peak() and peak_at_ms() are final after it.
+  void stop() {
+    done_.store(true, std::memory_order_relaxed);
+    if (thread_.joinable()) thread_.join();
+  }
+  [[nodiscard]] std::uint64_t peak() const { return peak_; }
+  [[nodiscard]] double peak_at_ms() const { return peak_at_ms_; }
+
+ private:
+  void sample() {
+    const Clock::time_point start = Clock::now();
+    while (!done_.load(std::memory_order_relaxed)) {
+      const std::uint64_t pending = ctx_.stats().pending_submissions;
+      if (pending > peak_) {
+        peak_ = pending;
+        peak_at_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the sampling period
+    }
+  }
+
+  const tandem::Context& ctx_;
+  std::atomic<bool> done_{false};
+  std::uint64_t peak_ = 0;  // the sampler's own until stop() joins it
+  double peak_at_ms_ = 0;
+  std::thread thread_;
+};
+
 struct TrackedRun {
   LoopRun loop;
   tandem::RuntimeStats stats;  // after the loop retired
   std::uint64_t retired = 0;   // samples in the latency histogram
   double p50_us = 0, p99_us = 0, max_us = 0;
   std::uint64_t leaked = 0, quarantined = 0;
+  std::uint64_t backlog_peak = 0;  // TANDEM_BENCH_SUSTAINED_BACKLOG: the highest slice's
+  double backlog_peak_at_ms = 0;   // after that slice began
 };
 
 tandem::ContextOptions tracked_options() {
@@ -445,6 +496,7 @@ class TrackedLoop {
   // Every thread loops for `length` from a common start; its stream drained
   // (the retirement of what it submitted may still lag).
   void slice(std::chrono::nanoseconds length) {
+    BacklogSampler backlog(ctx_);
     totals_.add(run_together(
         threads_, [](int) {},
         [&](int t, Clock::time_point start) {
@@ -457,6 +509,11 @@ class TrackedLoop {
           });
           s.synchronize();
         }));
+    backlog.stop();
+    if (backlog.peak() > backlog_peak_) {
+      backlog_peak_ = backlog.peak();
+      backlog_peak_at_ms_ = backlog.peak_at_ms();
+    }
   }
 
   // Untimed: everything retired (a backlog left by a slice does not spill
@@ -470,6 +527,8 @@ class TrackedLoop {
   [[nodiscard]] TrackedRun finish() {
     TrackedRun out;
     out.loop = totals_.result();
+    out.backlog_peak = backlog_peak_;
+    out.backlog_peak_at_ms = backlog_peak_at_ms_;
     settle_all();
     out.stats = ctx_.stats();
     if (const tandem::LatencyHistogram* h = ctx_.retire_latency(); h != nullptr) {
@@ -505,6 +564,8 @@ class TrackedLoop {
   const tandem::Context ctx_;
   std::vector<tandem::Stream> streams_;
   LoopTotals totals_;
+  std::uint64_t backlog_peak_ = 0;
+  double backlog_peak_at_ms_ = 0;
 };
 
 TrackedRun run_tracked(const Env& e, int threads) {
@@ -616,6 +677,10 @@ void BM_SustainedLoad(benchmark::State& st) {
     st.counters["stream_ordered_releases"] = static_cast<double>(t.stats.stream_ordered_releases);
     st.counters["host_proven_releases"] = static_cast<double>(t.stats.host_proven_releases);
     st.counters["pressure_retries"] = static_cast<double>(t.stats.pressure_retries);
+    if (backlog_on()) {
+      st.counters["backlog_peak"] = static_cast<double>(t.backlog_peak);
+      st.counters["backlog_peak_at_ms"] = t.backlog_peak_at_ms;
+    }
   });
 }
 
