@@ -424,6 +424,12 @@ bool backlog_on() {
   return on;
 }
 
+// The most pending submissions seen, and when (ms after a slice began).
+struct BacklogPeak {
+  std::uint64_t pending = 0;
+  double at_ms = 0;
+};
+
 class BacklogSampler {
  public:
   explicit BacklogSampler(const tandem::Context& ctx) : ctx_(ctx) {
@@ -432,22 +438,20 @@ class BacklogSampler {
   ~BacklogSampler() { stop(); }
   BacklogSampler(const BacklogSampler&) = delete;
   BacklogSampler& operator=(const BacklogSampler&) = delete;
-  // Joins the sampler; peak() and peak_at_ms() are final after it.
+  // Joins the sampler; peak() is final after it.
   void stop() {
     done_.store(true, std::memory_order_relaxed);
     if (thread_.joinable()) thread_.join();
   }
-  [[nodiscard]] std::uint64_t peak() const { return peak_; }
-  [[nodiscard]] double peak_at_ms() const { return peak_at_ms_; }
+  [[nodiscard]] BacklogPeak peak() const { return peak_; }
 
  private:
   void sample() {
     const Clock::time_point start = Clock::now();
     while (!done_.load(std::memory_order_relaxed)) {
       const std::uint64_t pending = ctx_.stats().pending_submissions;
-      if (pending > peak_) {
-        peak_ = pending;
-        peak_at_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      if (pending > peak_.pending) {
+        peak_ = {pending, std::chrono::duration<double, std::milli>(Clock::now() - start).count()};
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the sampling period
     }
@@ -455,8 +459,7 @@ class BacklogSampler {
 
   const tandem::Context& ctx_;
   std::atomic<bool> done_{false};
-  std::uint64_t peak_ = 0;  // the sampler's own until stop() joins it
-  double peak_at_ms_ = 0;
+  BacklogPeak peak_;  // the sampler's own until stop() joins it
   std::thread thread_;
 };
 
@@ -466,8 +469,7 @@ struct TrackedRun {
   std::uint64_t retired = 0;   // samples in the latency histogram
   double p50_us = 0, p99_us = 0, max_us = 0;
   std::uint64_t leaked = 0, quarantined = 0;
-  std::uint64_t backlog_peak = 0;  // TANDEM_BENCH_SUSTAINED_BACKLOG: the highest slice's
-  double backlog_peak_at_ms = 0;   // after that slice began
+  BacklogPeak backlog;  // TANDEM_BENCH_SUSTAINED_BACKLOG: the highest slice's
 };
 
 tandem::ContextOptions tracked_options() {
@@ -510,10 +512,7 @@ class TrackedLoop {
           s.synchronize();
         }));
     backlog.stop();
-    if (backlog.peak() > backlog_peak_) {
-      backlog_peak_ = backlog.peak();
-      backlog_peak_at_ms_ = backlog.peak_at_ms();
-    }
+    if (backlog.peak().pending > backlog_.pending) backlog_ = backlog.peak();
   }
 
   // Untimed: everything retired (a backlog left by a slice does not spill
@@ -527,8 +526,7 @@ class TrackedLoop {
   [[nodiscard]] TrackedRun finish() {
     TrackedRun out;
     out.loop = totals_.result();
-    out.backlog_peak = backlog_peak_;
-    out.backlog_peak_at_ms = backlog_peak_at_ms_;
+    out.backlog = backlog_;
     settle_all();
     out.stats = ctx_.stats();
     if (const tandem::LatencyHistogram* h = ctx_.retire_latency(); h != nullptr) {
@@ -564,8 +562,7 @@ class TrackedLoop {
   const tandem::Context ctx_;
   std::vector<tandem::Stream> streams_;
   LoopTotals totals_;
-  std::uint64_t backlog_peak_ = 0;
-  double backlog_peak_at_ms_ = 0;
+  BacklogPeak backlog_;
 };
 
 TrackedRun run_tracked(const Env& e, int threads) {
@@ -678,8 +675,8 @@ void BM_SustainedLoad(benchmark::State& st) {
     st.counters["host_proven_releases"] = static_cast<double>(t.stats.host_proven_releases);
     st.counters["pressure_retries"] = static_cast<double>(t.stats.pressure_retries);
     if (backlog_on()) {
-      st.counters["backlog_peak"] = static_cast<double>(t.backlog_peak);
-      st.counters["backlog_peak_at_ms"] = t.backlog_peak_at_ms;
+      st.counters["backlog_peak"] = static_cast<double>(t.backlog.pending);
+      st.counters["backlog_peak_at_ms"] = t.backlog.at_ms;
     }
   });
 }
