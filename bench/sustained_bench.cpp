@@ -41,8 +41,9 @@
 //
 // TANDEM_BENCH_SUSTAINED_SLICES=N runs each pair as N alternating slices of
 // each loop instead of one whole run each (sustained_slices below).
-// TANDEM_BENCH_SUSTAINED_BACKLOG=1 adds backlog_peak and backlog_peak_at_ms
-// to the tracked loop's counters (BacklogSampler below).
+// TANDEM_BENCH_SUSTAINED_BACKLOG=1 adds backlog_peak, device_lag_max_ms and
+// retire_stall_max_ms, each with its _at_ms, to the tracked loop's counters
+// (backlog_sampler.hpp).
 //
 // Counters (per repetition): iterations_per_s (aggregate: all threads'
 // iterations over the wall time from the common start to the last stream
@@ -68,6 +69,7 @@
 #include <thread>
 #include <vector>
 
+#include "backlog_sampler.hpp"
 #include "bench_env.hpp"
 #include "lanes.hpp"
 #include "paired.hpp"
@@ -415,53 +417,11 @@ LoopRun run_raw(const Env& e, const RawDriver& d, int threads) {
   return loop.finish();
 }
 
-// Diagnostic (TANDEM_BENCH_SUSTAINED_BACKLOG=1): the context's pending
-// submissions, sampled every millisecond while the tracked loop runs. Its
-// peak, and when it came (ms after the run began), tell a backlog built in
-// a run's first moments (something cold) from one at a random moment.
+// Diagnostic (TANDEM_BENCH_SUSTAINED_BACKLOG=1, backlog_sampler.hpp).
 bool backlog_on() {
   static const bool on = env_flag("TANDEM_BENCH_SUSTAINED_BACKLOG");
   return on;
 }
-
-// The most pending submissions seen, and when (ms after a slice began).
-struct BacklogPeak {
-  std::uint64_t pending = 0;
-  double at_ms = 0;
-};
-
-class BacklogSampler {
- public:
-  explicit BacklogSampler(const tandem::Context& ctx) : ctx_(ctx) {
-    if (backlog_on()) thread_ = std::thread([this] { sample(); });
-  }
-  ~BacklogSampler() { stop(); }
-  BacklogSampler(const BacklogSampler&) = delete;
-  BacklogSampler& operator=(const BacklogSampler&) = delete;
-  // Joins the sampler; peak() is final after it.
-  void stop() {
-    done_.store(true, std::memory_order_relaxed);
-    if (thread_.joinable()) thread_.join();
-  }
-  [[nodiscard]] BacklogPeak peak() const { return peak_; }
-
- private:
-  void sample() {
-    const Clock::time_point start = Clock::now();
-    while (!done_.load(std::memory_order_relaxed)) {
-      const std::uint64_t pending = ctx_.stats().pending_submissions;
-      if (pending > peak_.pending) {
-        peak_ = {pending, std::chrono::duration<double, std::milli>(Clock::now() - start).count()};
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the sampling period
-    }
-  }
-
-  const tandem::Context& ctx_;
-  std::atomic<bool> done_{false};
-  BacklogPeak peak_;  // the sampler's own until stop() joins it
-  std::thread thread_;
-};
 
 struct TrackedRun {
   LoopRun loop;
@@ -469,7 +429,7 @@ struct TrackedRun {
   std::uint64_t retired = 0;   // samples in the latency histogram
   double p50_us = 0, p99_us = 0, max_us = 0;
   std::uint64_t leaked = 0, quarantined = 0;
-  BacklogPeak backlog;  // TANDEM_BENCH_SUSTAINED_BACKLOG: the highest slice's
+  BacklogPeaks backlog;  // TANDEM_BENCH_SUSTAINED_BACKLOG: each measure's highest over the slices
 };
 
 tandem::ContextOptions tracked_options() {
@@ -498,7 +458,7 @@ class TrackedLoop {
   // Every thread loops for `length` from a common start; its stream drained
   // (the retirement of what it submitted may still lag).
   void slice(std::chrono::nanoseconds length) {
-    BacklogSampler backlog(ctx_);
+    BacklogSampler backlog(e_.platform.backend(), ctx_, streams_, backlog_on());
     totals_.add(run_together(
         threads_, [](int) {},
         [&](int t, Clock::time_point start) {
@@ -512,7 +472,10 @@ class TrackedLoop {
           s.synchronize();
         }));
     backlog.stop();
-    if (backlog.peak().pending > backlog_.pending) backlog_ = backlog.peak();
+    const BacklogPeaks p = backlog.peaks();
+    backlog_.pending.offer(p.pending.value, p.pending.at_ms);
+    backlog_.device_lag.offer(p.device_lag.value, p.device_lag.at_ms);
+    backlog_.retire_stall.offer(p.retire_stall.value, p.retire_stall.at_ms);
   }
 
   // Untimed: everything retired (a backlog left by a slice does not spill
@@ -562,7 +525,7 @@ class TrackedLoop {
   const tandem::Context ctx_;
   std::vector<tandem::Stream> streams_;
   LoopTotals totals_;
-  BacklogPeak backlog_;
+  BacklogPeaks backlog_;
 };
 
 TrackedRun run_tracked(const Env& e, int threads) {
@@ -675,8 +638,13 @@ void BM_SustainedLoad(benchmark::State& st) {
     st.counters["host_proven_releases"] = static_cast<double>(t.stats.host_proven_releases);
     st.counters["pressure_retries"] = static_cast<double>(t.stats.pressure_retries);
     if (backlog_on()) {
-      st.counters["backlog_peak"] = static_cast<double>(t.backlog.pending);
-      st.counters["backlog_peak_at_ms"] = t.backlog.at_ms;
+      const auto report = [&](const char* name, const char* at, const Peak& p) {
+        st.counters[name] = p.value;
+        st.counters[at] = p.at_ms;
+      };
+      report("backlog_peak", "backlog_peak_at_ms", t.backlog.pending);
+      report("device_lag_max_ms", "device_lag_max_at_ms", t.backlog.device_lag);
+      report("retire_stall_max_ms", "retire_stall_max_at_ms", t.backlog.retire_stall);
     }
   });
 }
