@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Session 36's K = 8 tail question: is a repetition's submit -> retired tail
+# the device's queue or tandem's retirement? BM_SustainedLoad/8 alone in a
+# process, as many processes as fit in BUDGET seconds, with
+# TANDEM_BENCH_SUSTAINED_BACKLOG=1 (backlog_peak, device_lag_max_ms,
+# retire_stall_max_ms: bench/backlog_sampler.hpp) and TANDEM_RETIRE_PROFILE=1.
+# REV=<literal rev>. Packs $OUT/k.tgz after each process.
+set -u
+export PATH=/usr/local/cuda/bin:$PATH
+O=$OUT/k; mkdir -p $O
+pack() { (cd $OUT && tar czf k.tgz k); }
+t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a $O/log.txt; }
+left() { echo $(( ${BUDGET:-280} - ($(date +%s) - t0) )); }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > $O/env.txt 2>&1; echo "git: $REV" >> $O/env.txt
+(cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_GIT_REV=$REV >/dev/null && cmake --build build-gpu -j16 --target tandem_bench) > $O/build.log 2>&1; el "build rc=$?"
+B=build-gpu/bench/tandem_bench
+i=0
+while [[ $(left) -gt 14 ]]; do
+  i=$((i + 1))
+  TANDEM_BENCH_SUSTAINED_BACKLOG=1 TANDEM_RETIRE_PROFILE=1 $B --benchmark_filter='^BM_SustainedLoad/8/' \
+    --benchmark_out=$O/k8-$i.json --benchmark_out_format=json > $O/k8-$i.txt 2>&1; el "k8 $i rc=$?"; pack
+done
+python3 - "$O" <<'PY' 2>&1 | tee $O/summary.txt
+import glob, json, sys
+o = sys.argv[1]
+for f in sorted(glob.glob(o + "/k8-*.json"), key=lambda f: int(f.split("-")[-1][:-5])):
+    try: bs = json.load(open(f))["benchmarks"]
+    except Exception as e: print(f, "unreadable", e); continue
+    for b in bs:
+        if b.get("run_type") == "iteration" and "raw_iterations_per_s" in b:
+            g = lambda k: b.get(k, -1)
+            print(f.split("/")[-1], g("repetition_index"), "ratio %.2f" % g("ratio"),
+                  "p99 %.1f max %.1f ms" % (g("retire_p99_us") / 1e3, g("retire_max_us") / 1e3),
+                  "| backlog %d @%.0f | lag %.1f ms @%.0f | stall %.1f ms @%.0f" % (
+                      g("backlog_peak"), g("backlog_peak_at_ms"), g("device_lag_max_ms"), g("device_lag_max_at_ms"),
+                      g("retire_stall_max_ms"), g("retire_stall_max_at_ms")))
+PY
+pack; el total
