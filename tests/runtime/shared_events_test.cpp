@@ -129,6 +129,46 @@ TEST_F(SharedEvents, AStreamWithNoFreeEventCoversSubmissionsRatherThanMakeOne) {
   EXPECT_EQ(after.quarantined_submissions, 0U);
 }
 
+// A stream whose events are all in flight gets its quiet tail's marker
+// with one of them once it is back, not with an event made for it: making
+// one takes the driver's lock for writing and stalls the retirement thread,
+// and every stream's retirement with it, while other threads launch or
+// synchronize (34 ms on the H200 at the end of an 8-thread loop). A waiter
+// on the burst's last submission makes retirement want the marker at once
+// (without it, only after the stream was quiet for a while): before this
+// rule it made an event for it while the hold kept every event in flight.
+TEST_F(SharedEvents, AQuietDryTailWaitsForAnEventInFlightRatherThanMakeOne) {
+  auto owned = std::make_unique<CountingEventCreates>(std::make_unique<driver::SimBackend>(config()));
+  CountingEventCreates& counter = *owned;
+  const Platform p = Platform::with_backend(std::move(owned));
+  ContextOptions o;
+  o.share_completion_events = true;
+  const Context ctx = Context::create(p.device(0), o);
+  const Stream s = Stream::create(ctx);
+  View x = allocate(s, DType::u32, 64);
+  constexpr int kBurst = 1300;  // past the stream's free events: the tail is covered, none is free
+  counter.watched.store(std::this_thread::get_id());
+  Gate& g = gate();
+  LaunchFuture first = hold(s, x, g);
+  const int before = counter.creates.load() - counter.on_watched.load();
+  const std::uint64_t markers_before = ctx.stats().quiet_tail_markers;
+  for (int i = 0; i < kBurst - 1; ++i) (void)add(s, x, 1);
+  const LaunchFuture last = add(s, x, 1);
+  EXPECT_FALSE(last.wait(std::chrono::milliseconds(200))) << "retired behind the held fill";
+  EXPECT_EQ(counter.creates.load() - counter.on_watched.load() - before, 0)
+      << "events made off the submitting thread while the stream's events were in flight";
+  EXPECT_EQ(ctx.stats().quiet_tail_markers, markers_before);
+  g.open();
+  ASSERT_TRUE(last.wait(kPatience));
+  EXPECT_EQ(last.status(), SubmissionStatus::retired);
+  ASSERT_TRUE(p.wait_for_retirement(kPatience));
+  EXPECT_EQ(counter.creates.load() - counter.on_watched.load() - before, 0)
+      << "events made off the submitting thread for the marker";
+  EXPECT_GE(ctx.stats().quiet_tail_markers, markers_before + 1);
+  EXPECT_EQ(read_u32(s, x), std::vector<std::uint32_t>(64, kBurst));
+  EXPECT_EQ(ctx.stats().quarantined_submissions, 0U);
+}
+
 // Counts event creations and destructions (forwards everything).
 class CountingEvents : public CountingEventCreates {
  public:

@@ -457,7 +457,9 @@ Submission* Retirement::cover_quiet_tail(StreamState& s,
   const ProfileScope timed(retire_profile().marker);
   Submission* t = s.tail.load(std::memory_order_relaxed);
   if (t && t->covered && !s.capture) {
-    if (queue_cover(s)) {
+    if (event_comes_back(s, newest)) {
+      t = newest;  // the marker follows once that event is back
+    } else if (queue_cover(s)) {
       t = s.tail.load(std::memory_order_relaxed);
       bump(s.quiet_tail_markers, 1);
     } else {
@@ -473,6 +475,18 @@ bool Retirement::lock_quiet_stream(StreamState& s, bool waiting) noexcept TANDEM
   const ProfileScope timed(retire_profile().stream_lock);
   s.mu.lock();
   return true;
+}
+
+bool Retirement::event_comes_back(StreamState& s,
+                                  Submission* newest) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
+  if (s.has_free_event()) return false;
+  Submission* head = s.head.load(std::memory_order_acquire);
+  if (!newest || !head) return false;
+  if (head == s.sentinel.load(std::memory_order_relaxed)) {
+    if (head == newest) return false;  // nothing pending
+    head = head->next;                 // linked under the stream's lock, which the caller holds
+  }
+  return newest_evented(s, head, newest) != nullptr;
 }
 
 bool Retirement::queue_cover(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
@@ -534,7 +548,9 @@ bool Retirement::tend_releases(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_
   }
   const ProfileScope timed(retire_profile().drain);
   s.drain_releases(s.next_seq);
-  if (s.has_uncovered_work() && !s.capture) did |= queue_cover(s);
+  if (s.has_uncovered_work() && !s.capture && !event_comes_back(s, s.tail.load(std::memory_order_relaxed))) {
+    did |= queue_cover(s);
+  }
   s.mu.unlock();
   return did;
 }
