@@ -41,9 +41,9 @@
 //
 // TANDEM_BENCH_SUSTAINED_SLICES=N runs each pair as N alternating slices of
 // each loop instead of one whole run each (sustained_slices below).
-// TANDEM_BENCH_SUSTAINED_BACKLOG=1 adds backlog_peak, device_lag_max_ms and
-// retire_stall_max_ms, each with its _at_ms, to the tracked loop's counters
-// (backlog_sampler.hpp).
+// TANDEM_BENCH_SUSTAINED_BACKLOG=1 adds backlog_peak, device_lag_max_ms,
+// retire_stall_max_ms and sample_gap_max_ms, each with when it came, to the
+// tracked loop's counters (backlog_sampler.hpp).
 //
 // Counters (per repetition): iterations_per_s (aggregate: all threads'
 // iterations over the wall time from the common start to the last stream
@@ -476,6 +476,7 @@ class TrackedLoop {
     backlog_.pending.offer(p.pending.value, p.pending.at_ms);
     backlog_.device_lag.offer(p.device_lag.value, p.device_lag.at_ms);
     backlog_.retire_stall.offer(p.retire_stall.value, p.retire_stall.at_ms);
+    backlog_.sample_gap.offer(p.sample_gap.value, p.sample_gap.at_ms);
   }
 
   // Untimed: everything retired (a backlog left by a slice does not spill
@@ -645,6 +646,7 @@ void BM_SustainedLoad(benchmark::State& st) {
       report("backlog_peak", "backlog_peak_at_ms", t.backlog.pending);
       report("device_lag_max_ms", "device_lag_max_at_ms", t.backlog.device_lag);
       report("retire_stall_max_ms", "retire_stall_max_at_ms", t.backlog.retire_stall);
+      report("sample_gap_max_ms", "sample_gap_max_at_ms", t.backlog.sample_gap);
     }
   });
 }
