@@ -3,7 +3,7 @@
 # the device's queue or tandem's retirement? BM_SustainedLoad/8 alone in a
 # process, as many processes as fit in BUDGET seconds, with
 # TANDEM_BENCH_SUSTAINED_BACKLOG=1 (backlog_peak, device_lag_max_ms,
-# retire_stall_max_ms: bench/backlog_sampler.hpp) and TANDEM_RETIRE_PROFILE=1.
+# retire_stall_max_ms, sample_gap_max_ms: bench/backlog_sampler.hpp) and TANDEM_RETIRE_PROFILE=1.
 # With SLICES_AFTER=<s>, the K = 8 runs stop with s seconds left for the slices below.
 # REV=<literal rev>. Packs $OUT/k.tgz after each process.
 set -u
@@ -41,8 +41,9 @@ for f in sorted(glob.glob(o + "/k8-*.json"), key=lambda f: int(f.split("-")[-1][
             print(f.split("/")[-1], g("repetition_index"), "ratio %.2f" % g("ratio"),
                   "trk %.0f raw %.0f" % (g("iterations_per_s"), g("raw_iterations_per_s")),
                   "p99 %.1f max %.1f ms" % (g("retire_p99_us") / 1e3, g("retire_max_us") / 1e3),
-                  "| backlog %d @%.0f | lag %.1f ms @%.0f | stall %.1f ms @%.0f" % (
+                  "| backlog %d @%.0f | lag %.1f ms @%.0f | stall %.1f ms @%.0f | gap %.1f ms @%.0f" % (
                       g("backlog_peak"), g("backlog_peak_at_ms"), g("device_lag_max_ms"), g("device_lag_max_at_ms"),
-                      g("retire_stall_max_ms"), g("retire_stall_max_at_ms")))
+                      g("retire_stall_max_ms"), g("retire_stall_max_at_ms"), g("sample_gap_max_ms"),
+                      g("sample_gap_max_at_ms")))
 PY
 pack; el total
