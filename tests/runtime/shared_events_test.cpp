@@ -133,7 +133,7 @@ TEST_F(SharedEvents, AStreamWithNoFreeEventCoversSubmissionsRatherThanMakeOne) {
 // with one of them once it is back, not with an event made for it: making
 // one takes the driver's lock for writing and stalls the retirement thread,
 // and every stream's retirement with it, while other threads launch or
-// synchronize (34 ms on the H200 at the end of an 8-thread loop). A waiter
+// synchronize (151.7 ms on the H200 inside an 8-thread loop). A waiter
 // on the burst's last submission makes retirement want the marker at once
 // (without it, only after the stream was quiet for a while): before this
 // rule it made an event for it while the hold kept every event in flight.

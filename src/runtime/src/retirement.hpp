@@ -119,14 +119,14 @@ class Retirement {
   static bool queue_cover(StreamState& s) noexcept;
   // Under `s`'s lock: whether its markers should wait for an event rather
   // than make one. True when none is free and one is in flight, on a
-  // pending submission up to `newest` (no newer than what this sweep of
-  // `s` loaded: newest_evented moves the sweep's cursor up to it): it
-  // comes back when that settles, and the work a
-  // marker would prove cannot complete before it anyway. Making one takes
-  // the driver's lock for writing (stream_state.hpp, take_event), which
-  // stalls this thread, and every stream's retirement with it, while
-  // threads launch or synchronize: 34 ms on the H200 under 8 launching
-  // threads (results/h200/k8-lag-e960d89).
+  // pending submission up to `newest` (no newer than what this sweep of `s`
+  // loaded: newest_evented moves the sweep's cursor up to it). That event
+  // comes back when its submission settles, and the work a marker would
+  // prove cannot complete before it anyway. Making one takes the driver's
+  // lock for writing (stream_state.hpp, take_event), which stalls this
+  // thread, and every stream's retirement with it, while threads launch or
+  // synchronize: 151.7 ms on the H200 under 8 launching threads
+  // (results/h200/k8-lag-e960d89).
   bool event_comes_back(StreamState& s, Submission* newest) noexcept;
   // Releases pushed to `s` that no submission follows (their stream went
   // quiet, or is idle: all its work proven): drains them and queues a marker
