@@ -2,7 +2,7 @@
 // A diagnostic of the sustained loop (TANDEM_BENCH_SUSTAINED_BACKLOG=1,
 // sustained_bench.cpp): while the tracked loop runs, a thread samples its
 // context every millisecond and tells where a submit -> retired tail comes
-// from. Three measures, each with when it peaked (ms after the run began):
+// from. Four measures, each with when it peaked (ms after the run began):
 //
 //   backlog_peak      the most pending submissions (RuntimeStats): a tail
 //                     shows as a backlog, in a run's first moments
@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench_env.hpp"
@@ -54,6 +55,14 @@ struct BacklogPeaks {
   Peak device_lag;    // ms
   Peak retire_stall;  // ms
   Peak sample_gap;    // ms
+  // Each measure's highest of the two (a run's slices).
+  void merge(const BacklogPeaks& o) {
+    for (auto [mine, theirs] :
+         {std::pair{&pending, &o.pending}, std::pair{&device_lag, &o.device_lag},
+          std::pair{&retire_stall, &o.retire_stall}, std::pair{&sample_gap, &o.sample_gap}}) {
+      mine->offer(theirs->value, theirs->at_ms);
+    }
+  }
 };
 
 class BacklogSampler {

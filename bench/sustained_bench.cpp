@@ -472,11 +472,7 @@ class TrackedLoop {
           s.synchronize();
         }));
     backlog.stop();
-    const BacklogPeaks p = backlog.peaks();
-    backlog_.pending.offer(p.pending.value, p.pending.at_ms);
-    backlog_.device_lag.offer(p.device_lag.value, p.device_lag.at_ms);
-    backlog_.retire_stall.offer(p.retire_stall.value, p.retire_stall.at_ms);
-    backlog_.sample_gap.offer(p.sample_gap.value, p.sample_gap.at_ms);
+    backlog_.merge(backlog.peaks());
   }
 
   // Untimed: everything retired (a backlog left by a slice does not spill

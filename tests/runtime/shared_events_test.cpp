@@ -26,6 +26,8 @@ class SharedEvents : public RuntimeFixture {
   }
   struct BurstLeftIdle;
   BurstLeftIdle burst_left_idle();
+  struct CountedSharing;
+  CountedSharing counted_sharing();
 };
 
 // Every submission of a burst behind a held one retires once the device is
@@ -88,6 +90,28 @@ class CountingEventCreates : public driver::ForwardingBackend {
   std::atomic<int> on_watched{0};
 };
 
+// A context sharing completion events over an event-counting simulator, a
+// stream of it, and a buffer allocated on that stream.
+struct SharedEvents::CountedSharing {
+  CountingEventCreates* counter;
+  Platform p;
+  Context ctx;
+  Stream s;
+  View x;
+};
+
+SharedEvents::CountedSharing SharedEvents::counted_sharing() {
+  auto owned = std::make_unique<CountingEventCreates>(std::make_unique<driver::SimBackend>(config()));
+  CountingEventCreates* counter = owned.get();
+  Platform p = Platform::with_backend(std::move(owned));
+  ContextOptions o;
+  o.share_completion_events = true;
+  Context ctx = Context::create(p.device(0), o);
+  Stream s = Stream::create(ctx);
+  View x = allocate(s, DType::u32, 64);
+  return CountedSharing{counter, std::move(p), std::move(ctx), std::move(s), std::move(x)};
+}
+
 // Making an event stalls the submitting thread for milliseconds while
 // other threads launch (cuEventCreate waits for the driver's lock in write
 // mode). A sharing stream whose free events are all in flight covers every
@@ -97,14 +121,8 @@ class CountingEventCreates : public driver::ForwardingBackend {
 // come back for the next burst. Creations by the retirement thread (a
 // marker after a tail that went quiet on a slow machine) do not count.
 TEST_F(SharedEvents, AStreamWithNoFreeEventCoversSubmissionsRatherThanMakeOne) {
-  auto owned = std::make_unique<CountingEventCreates>(std::make_unique<driver::SimBackend>(config()));
-  CountingEventCreates& counter = *owned;
-  const Platform p = Platform::with_backend(std::move(owned));
-  ContextOptions o;
-  o.share_completion_events = true;
-  const Context ctx = Context::create(p.device(0), o);
-  const Stream s = Stream::create(ctx);
-  View x = allocate(s, DType::u32, 64);
+  auto [counter_of, p, ctx, s, x] = counted_sharing();
+  CountingEventCreates& counter = *counter_of;
   // Past the stream's free events (64 made up front, one per run of 8:
   // 512 submissions) by more than ten runs of 64.
   constexpr int kBurst = 1300;
@@ -140,14 +158,8 @@ TEST_F(SharedEvents, AStreamWithNoFreeEventCoversSubmissionsRatherThanMakeOne) {
 // (A marker with a free event, in a pause inside the burst on a slow
 // machine, is allowed.)
 TEST_F(SharedEvents, AQuietDryTailWaitsForAnEventInFlightRatherThanMakeOne) {
-  auto owned = std::make_unique<CountingEventCreates>(std::make_unique<driver::SimBackend>(config()));
-  CountingEventCreates& counter = *owned;
-  const Platform p = Platform::with_backend(std::move(owned));
-  ContextOptions o;
-  o.share_completion_events = true;
-  const Context ctx = Context::create(p.device(0), o);
-  const Stream s = Stream::create(ctx);
-  View x = allocate(s, DType::u32, 64);
+  auto [counter_of, p, ctx, s, x] = counted_sharing();
+  CountingEventCreates& counter = *counter_of;
   constexpr int kBurst = 1300;  // past the stream's free events: the tail is covered, none is free
   counter.watched.store(std::this_thread::get_id());
   Gate& g = gate();
