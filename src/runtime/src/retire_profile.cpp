@@ -36,6 +36,8 @@ void RetireProfile::print() const noexcept {
               {"stream_lock", stream_lock},
               {"marker", marker},
               {"drain", drain},
+              {"nap_over", nap_over},
+              {"between", between},
               {"event_create", event_create},
               {"alloc", alloc},
               {"submitter_drain", submitter_drain}};

@@ -22,8 +22,11 @@ struct RetireProfile {
   static const bool on;
   // Retirement thread: whole sweeps, event queries, settling (leases,
   // records, and what it frees), host-proven frees (lock waits included),
-  // stream locks it waited for, markers it queued, releases it drained.
-  Total sweep, query, settle, host_free, stream_lock, marker, drain;
+  // stream locks it waited for, markers it queued, releases it drained;
+  // how far past its asked time each timed nap woke (a virtual machine's
+  // timer may oversleep far past a 1 ms gap), and the longest from one
+  // sweep's end to the next's start.
+  Total sweep, query, settle, host_free, stream_lock, marker, drain, nap_over, between;
   // Any thread: events made on the submit path, pool allocations,
   // stream-ordered releases drained by submitters and allocators.
   Total event_create, alloc, submitter_drain;

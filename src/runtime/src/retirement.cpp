@@ -174,15 +174,18 @@ void Retirement::run() {
   auto last_progress = Clock::now();
   auto gap = kLatencyGap;
   std::uint64_t seen_submitted = 0;
+  std::uint64_t pending_since_ns = 0;  // the profile's: the previous sweep's end, while work was pending
   while (!process_is_exiting()) {
     snapshot(streams);
     bool any_pending = false;
     std::uint32_t deepest = 0;
     bool progress;
     {
+      if (pending_since_ns != 0) retire_profile().between.add(RetireProfile::now_ns() - pending_since_ns);
       const ProfileScope timed(retire_profile().sweep);
       progress = sweep(streams, any_pending, deepest);
     }
+    pending_since_ns = RetireProfile::on && any_pending ? RetireProfile::now_ns() : 0;
     sweeps_.fetch_add(1, std::memory_order_acq_rel);
     const bool waiting = waiters_.load(std::memory_order_acquire) != 0;
     if (progress) {
@@ -241,10 +244,16 @@ void Retirement::pause_for(std::chrono::microseconds gap) {
 
 // A submit does not wake this (only a deep sleep is woken); a waiter does.
 void Retirement::nap(std::chrono::microseconds d) {
+  const std::uint64_t t0 = RetireProfile::on ? RetireProfile::now_ns() : 0;
   std::unique_lock lk(mu_.native());
   // `lk` holds mu_ (through its std::mutex, which the analysis cannot see).
   cv_.wait_for(lk, d, [this]() TANDEM_NO_THREAD_SAFETY_ANALYSIS { return wake_; });
   [this]() TANDEM_NO_THREAD_SAFETY_ANALYSIS { wake_ = false; }();
+  if (RetireProfile::on) {
+    const std::uint64_t asked = static_cast<std::uint64_t>(std::chrono::nanoseconds(d).count());
+    const std::uint64_t took = RetireProfile::now_ns() - t0;
+    retire_profile().nap_over.add(took > asked ? took - asked : 0);
+  }
 }
 
 void Retirement::sleep_until_woken(const std::vector<StreamState*>& streams) {
