@@ -637,6 +637,7 @@ void BM_SustainedLoad(benchmark::State& st) {
     st.counters["stream_ordered_releases"] = static_cast<double>(t.stats.stream_ordered_releases);
     st.counters["host_proven_releases"] = static_cast<double>(t.stats.host_proven_releases);
     st.counters["pressure_retries"] = static_cast<double>(t.stats.pressure_retries);
+    st.counters["queue_waits"] = static_cast<double>(t.stats.queue_waits);
     if (backlog_on()) {
       const auto report = [&](const char* name, const char* at, const Peak& p) {
         st.counters[name] = p.value;

@@ -106,6 +106,8 @@ SharedEvents::CountedSharing SharedEvents::counted_sharing() {
   Platform p = Platform::with_backend(std::move(owned));
   ContextOptions o;
   o.share_completion_events = true;
+  o.max_queued_per_stream =
+      0;  // the bursts queue 1,300 behind a held fill: past the bound they would wait for it
   Context ctx = Context::create(p.device(0), o);
   Stream s = Stream::create(ctx);
   View x = allocate(s, DType::u32, 64);
@@ -213,6 +215,7 @@ SharedEvents::BurstLeftIdle SharedEvents::burst_left_idle() {
   Platform p = Platform::with_backend(std::move(owned));
   ContextOptions o;
   o.share_completion_events = false;  // one event per submission: the burst makes many
+  o.max_queued_per_stream = 0;        // 300 behind a held fill: past the bound they would wait for it
   Context ctx = Context::create(p.device(0), o);
   Stream s = Stream::create(ctx);
   View x = allocate(s, DType::u32, 64);

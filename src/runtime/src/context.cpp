@@ -2,6 +2,7 @@
 #include "tandem/context.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -16,6 +17,9 @@
 namespace tandem {
 
 namespace {
+
+constexpr std::uint32_t kDefaultMaxQueued = 256;
+constexpr std::uint32_t kMaxQueuedLimit = 1U << 20;
 
 // TANDEM_MULTI_STREAM_RELEASE chooses for contexts whose options do not.
 // Read at each Context::create rather than once: a bad value must be an
@@ -32,9 +36,28 @@ MultiStreamRelease resolve_multi_stream_release(const ContextOptions& options) {
                   "': expected 'host_proven' or 'release_stream' (or unset: host_proven)");
 }
 
+// TANDEM_MAX_QUEUED chooses for contexts whose options do not (read at each
+// Context::create, as above: a bad value is the caller's error).
+std::uint32_t resolve_max_queued(const ContextOptions& options) {
+  if (options.max_queued_per_stream) return std::min(*options.max_queued_per_stream, kMaxQueuedLimit);
+  const char* v = std::getenv("TANDEM_MAX_QUEUED");
+  if (v == nullptr) return kDefaultMaxQueued;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || n > kMaxQueuedLimit) {
+    throw Error(ErrorCode::unsupported, std::string("TANDEM_MAX_QUEUED='") + v +
+                                            "': expected a whole number from 0 (no bound) to " +
+                                            std::to_string(kMaxQueuedLimit) +
+                                            " (or unset: " + std::to_string(kDefaultMaxQueued) + ")");
+  }
+  return static_cast<std::uint32_t>(n);
+}
+
 Context make(const Device& device, driver::ContextHandle borrowed, std::shared_ptr<void> keep_alive,
              const ContextOptions& options) {
   const MultiStreamRelease release = resolve_multi_stream_release(options);
+  const std::uint32_t max_queued = resolve_max_queued(options);
   const bool records = !options.record_to.empty();
   if (records) detail::join_context_recording(options.record_to);  // may throw: nothing made yet
   detail::ContextState* state = nullptr;
@@ -52,6 +75,7 @@ Context make(const Device& device, driver::ContextHandle borrowed, std::shared_p
   c.state()->share_events = options.share_completion_events;
   c.state()->out_of_memory_wait = std::max(options.out_of_memory_wait, std::chrono::nanoseconds::zero());
   c.state()->multi_stream_release = release;
+  c.state()->max_queued = max_queued;
   return c;
 }
 

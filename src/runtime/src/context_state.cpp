@@ -332,6 +332,7 @@ void ContextState::remove_stream(StreamState* s) {
   submitted_by_gone_streams_ += s->user_submitted.load(std::memory_order_relaxed);
   shared_by_gone_streams_ += s->shared_events.load(std::memory_order_relaxed);
   tail_markers_by_gone_streams_ += s->quiet_tail_markers.load(std::memory_order_relaxed);
+  queue_waits_by_gone_streams_ += s->queue_waits.load(std::memory_order_relaxed);
   std::erase(streams_, s);
 }
 
@@ -385,6 +386,7 @@ RuntimeStats ContextState::stats() const {
   st.submissions_total = submitted_by_gone_streams_;
   st.shared_event_submissions = shared_by_gone_streams_;
   st.quiet_tail_markers = tail_markers_by_gone_streams_;
+  st.queue_waits = queue_waits_by_gone_streams_;
   for (const StreamState* s : streams_) {
     if (!s->internal) ++st.streams;  // the release stream is not the user's
     const std::uint64_t submitted = s->user_submitted.load(std::memory_order_acquire);
@@ -395,6 +397,7 @@ RuntimeStats ContextState::stats() const {
     st.submissions_total += submitted;
     st.shared_event_submissions += s->shared_events.load(std::memory_order_relaxed);
     st.quiet_tail_markers += s->quiet_tail_markers.load(std::memory_order_relaxed);
+    st.queue_waits += s->queue_waits.load(std::memory_order_relaxed);
   }
   return st;
 }

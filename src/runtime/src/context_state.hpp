@@ -134,6 +134,7 @@ struct ContextState {
   const bool backend_reads_accesses;
   bool share_events = true;  // ContextOptions::share_completion_events; set once, like retire_latency
   std::chrono::nanoseconds out_of_memory_wait{0};  // ContextOptions::out_of_memory_wait; set once
+  std::uint32_t max_queued = 0;  // ContextOptions::max_queued_per_stream, resolved (0: no bound); set once
   // ContextOptions::multi_stream_release, resolved; set once.
   MultiStreamRelease multi_stream_release = MultiStreamRelease::host_proven;
   // Set once before the context is shared (Context::create); see
@@ -211,6 +212,7 @@ struct ContextState {
   std::uint64_t retired_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
   std::uint64_t submitted_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
   std::uint64_t shared_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
+  std::uint64_t queue_waits_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
   std::uint64_t tail_markers_by_gone_streams_ TANDEM_GUARDED_BY(mu_) = 0;
 };
 

@@ -92,6 +92,11 @@ class Retirement {
   // after the call (so what was proven complete then is retired), or until
   // `deadline` (returns false). An allocation under pressure.
   bool wait_sweep(std::chrono::steady_clock::time_point deadline);
+  // Blocks until `s` has settled every submission up to `seq` (the bound
+  // on the device's queue, queue_bound.hpp): no deadline, as a launch
+  // into a full driver queue has none. Returns at once on the retirement
+  // thread and once the process is exiting (retirement stops then).
+  void wait_settled_to(const StreamState& s, std::uint64_t seq);
 
   // True once the process has begun to exit (an atexit handler): from then
   // on the runtime makes no driver calls (the driver may be tearing down);

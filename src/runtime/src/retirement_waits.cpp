@@ -128,6 +128,14 @@ bool Retirement::wait_sweep(Clock::time_point deadline) {
   return wait_until(deadline, [&] { return sweeps_.load(std::memory_order_acquire) >= target; });
 }
 
+void Retirement::wait_settled_to(const StreamState& s, std::uint64_t seq) {
+  const auto done = [&] { return s.settled_seq.load(std::memory_order_acquire) >= seq; };
+  if (done() || on_retirement_thread()) return;
+  // In slices, to notice the process exiting (retirement stops sweeping then).
+  while (!process_is_exiting() && !wait_until(Clock::now() + std::chrono::milliseconds(100), done)) {
+  }
+}
+
 bool Retirement::wait_submission(const Submission& sub, Clock::time_point deadline) {
   auto done = [&] { return sub.state.load(std::memory_order_acquire) != SubmissionState::pending; };
   if (done()) return true;

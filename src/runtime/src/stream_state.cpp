@@ -71,6 +71,11 @@ StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHa
   } else {
     ctx_.add_ref();
   }
+  // The bound on the device's queue (queue_bound.hpp): none on the release
+  // stream, which only frees; the first look after the cap's worth.
+  const std::uint32_t cap = internal ? 0 : ctx_.max_queued;
+  queue_check_seq.store(cap == 0 ? std::numeric_limits<std::uint64_t>::max() : std::uint64_t{cap} + 1,
+                        std::memory_order_relaxed);
   base::Guard g(anchor->mu);
   anchor->stream = this;
 }

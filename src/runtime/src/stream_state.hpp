@@ -47,6 +47,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -370,10 +371,23 @@ struct StreamState {
   // kLongestShareRun - 1 where TANDEM_DRY_SHARE_RUN caps the run.
   static const std::uint32_t kShareRun;
   static const std::uint32_t kLongestShareRun;
+  // The bound on the device's queue (queue_bound.hpp): evented submissions
+  // at least kQueueProbeSpacing(cap) seqs apart, in a ring, newest at
+  // queue_probe_next - 1; the submitter's next look at the device once
+  // submitted_seq reaches queue_check_seq (never while the bound is off).
+  struct QueueProbe {
+    std::uint64_t seq = 0;
+    driver::EventHandle event{};
+  };
+  static constexpr std::uint32_t kQueueProbes = 16;
+  std::array<QueueProbe, kQueueProbes> queue_probes TANDEM_GUARDED_BY(mu){};
+  std::uint32_t queue_probe_next TANDEM_GUARDED_BY(mu) = 0;
   // Written by submitters under `mu` (one writer at a time: plain stores),
   // read without the lock by retirement, stats and waiters.
-  std::atomic<std::uint64_t> submitted_seq{0};   // seq of the newest queued
-  std::atomic<std::uint64_t> user_submitted{0};  // kernel/copy/transfer/replay
+  std::atomic<std::uint64_t> submitted_seq{0};    // seq of the newest queued
+  std::atomic<std::uint64_t> queue_check_seq{0};  // set by the constructor; see above
+  std::atomic<std::uint64_t> queue_waits{0};      // submissions that waited for the device's queue
+  std::atomic<std::uint64_t> user_submitted{0};   // kernel/copy/transfer/replay
   std::atomic<std::uint64_t> leases_taken{0};
   std::atomic<std::uint64_t> shared_events{0};  // covered submissions queued
 

@@ -9,6 +9,7 @@
 #include "context_state.hpp"
 #include "graph_state.hpp"
 #include "ids.hpp"
+#include "queue_bound.hpp"
 #include "retire_profile.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
@@ -506,7 +507,9 @@ void trace_submit(const StreamState& s, const Submission& sub, const WaitList& w
     // submission is queued without an event and retirement quarantines it.
     s.free_event(sub.event);
     sub.event = {};
+    return;
   }
+  note_queue_probe(s, ctx.max_queued, sub.seq, sub.event);
 }
 
 // Lock scopes: the trackers are held while conflicts are resolved and the
@@ -519,6 +522,9 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   }
   TANDEM_LAUNCH_PHASE(prepare);
   ContextState& ctx = *s.ctx;
+  // Before any lock is taken: it may wait for the device (queue_bound.hpp).
+  if (queue_check_due(s)) [[unlikely]]
+    bound_queue(s, ctx.max_queued);
   driver::Backend& b = ctx.backend();
   const std::uint64_t submitted_ticks = ctx.retire_latency ? Submission::stamp_clock().ticks() : 0;
   AccessRequest* a = spec.accesses;

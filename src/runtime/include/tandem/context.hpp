@@ -75,6 +75,19 @@ struct ContextOptions {
   // host_proven. release_stream creates one internal stream in the context,
   // at its first allocation. TANDEM_HOST_PROVEN_RELEASE=1 overrides both.
   std::optional<MultiStreamRelease> multi_stream_release = std::nullopt;
+  // How far the device may run behind one stream (docs/runtime.md, "The
+  // bound on the device's queue"). A submission (launch, copy, graph
+  // replay) on a stream whose submissions the device has not completed
+  // number more than this waits, in the submitting call and holding no
+  // lock, until no more than three quarters of it remain: work and the
+  // memory it leases are then held for less time behind a queue the device
+  // works through no faster. The driver's own queue (about 1,024 launches
+  // a stream) blocks a launch the same way, later. The check costs a
+  // relaxed load per submission and an event query per this many. 0: no
+  // bound but the driver's. Unset: the environment's TANDEM_MAX_QUEUED (a
+  // whole number; anything else makes Context::create throw
+  // Error(unsupported)), else 256. At most 2^20.
+  std::optional<std::uint32_t> max_queued_per_stream = std::nullopt;
   // Non-empty: the process records its runtime calls into this file as a
   // tandem.scenario/1 scenario, as TANDEM_RECORD=FILE does (docs/runtime.md
   // "Recording"). Recording is process-wide: every context's calls from

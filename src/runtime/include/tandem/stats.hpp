@@ -27,6 +27,9 @@ struct RuntimeStats {
   // retirement thread queued after a stream's covered newest work went quiet.
   std::uint64_t shared_event_submissions = 0;
   std::uint64_t quiet_tail_markers = 0;
+  // Submissions that waited for the device to work through its queue on
+  // their stream (ContextOptions::max_queued_per_stream).
+  std::uint64_t queue_waits = 0;
   // Release (spec/runtime.md §6). An allocation whose last view is dropped
   // while work still uses it is *awaiting release* until its free is
   // enqueued on the device; then *released, unproven* until the free is
