@@ -5,8 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <string>
 #include <future>
+#include <string>
 #include <thread>
 
 #include "runtime/runtime_test_support.hpp"
@@ -59,7 +59,8 @@ TEST_F(QueueBound, ASubmissionWaitsWhileTheDeviceRunsMoreThanTheCapBehindItsStre
   });
   // The burst's thread counts a wait before it blocks in it.
   const auto give_up = std::chrono::steady_clock::now() + kPatience;
-  while (e.ctx.stats().queue_waits == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  while (e.ctx.stats().queue_waits == 0 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::yield();
   const std::uint64_t waits = e.ctx.stats().queue_waits;
   const int before_open = done.load();
   g.open();
