@@ -50,7 +50,9 @@ class Graph {
     return end_capture(stream);
   }
 
-  // Async on `stream` (same context as the capture). Never blocks.
+  // Async on `stream` (same context as the capture). Blocks only while the
+  // device runs more than ContextOptions::max_queued_per_stream submissions
+  // behind `stream` (tandem/launch.hpp says how).
   LaunchFuture replay(StreamRef stream) const;
 
   [[nodiscard]] std::uint64_t id() const noexcept;

@@ -16,7 +16,10 @@
 // Two accesses of one launch that alias each other are the kernel's
 // business, not a conflict. Empty ranges take no lease.
 //
-// Ordering: async on `stream`. Blocking: never waits for the device.
+// Ordering: async on `stream`. Blocking: waits for the device only while it
+// runs more than ContextOptions::max_queued_per_stream submissions (256 by
+// default) behind `stream`, holding no lock (docs/runtime.md, "The bound on
+// the device's queue"), as the driver's full queue would make it wait.
 // Thread-safety: any thread, any stream.
 #pragma once
 
