@@ -3,7 +3,7 @@
 # 256) against none (TANDEM_MAX_QUEUED=0), one build, alternating processes:
 #   1. BM_SustainedLoad/8 (TANDEM_BENCH_SUSTAINED_BACKLOG=1), while time is left for 2 and 3;
 #   2. the paired launch rows (BM_Paired(Simt|Tile)Launch, BM_PairedCatalog*, 3 repetitions),
-#      three processes each;
+#      LAUNCH_N (3) processes each;
 #   3. BM_SustainedLoad/(1|2|4) and BM_PairedLaunchThreads/8, one process each.
 # REV=<literal rev>. Packs $OUT/q.tgz after each process.
 set -u
@@ -27,7 +27,7 @@ while [[ $(left) -gt ${TAIL_S:-150} ]]; do
   run k8-bound-$i default '^BM_SustainedLoad/8/'
   run k8-none-$i 0 '^BM_SustainedLoad/8/'
 done
-for i in 1 2 3; do for q in default 0; do
+for i in $(seq 1 ${LAUNCH_N:-3}); do for q in default 0; do
   n=bound; [ $q = 0 ] && n=none
   run launch-$n-$i $q '^BM_Paired(Catalog)?(Simt|Tile)Launch/' --benchmark_repetitions=3 --benchmark_display_aggregates_only=true
 done; done
