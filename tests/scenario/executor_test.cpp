@@ -86,6 +86,9 @@ TEST(ScenarioExecutor, TheRunUsesTheDefaultRuntimeOptionsAndReportsThem) {
   // The options leave it to TANDEM_MULTI_STREAM_RELEASE; the report names the mode in force.
   const char* mode = std::getenv("TANDEM_MULTI_STREAM_RELEASE");
   EXPECT_EQ(rt["multi_stream_release"], mode ? mode : "host_proven") << rt.dump();
+  // And TANDEM_MAX_QUEUED the bound on the device's queue (unset: 256).
+  const char* queued = std::getenv("TANDEM_MAX_QUEUED");
+  EXPECT_EQ(rt["max_queued_per_stream"], queued ? std::stoi(queued) : 256) << rt.dump();
 }
 
 // throughput.retire_latency_us comes from the runtime: one sample per

@@ -108,6 +108,7 @@ std::uint64_t Context::id() const noexcept { return s_->id; }
 bool Context::owned() const noexcept { return s_->owned; }
 ConflictPolicy Context::conflict_policy() const noexcept { return s_->policy; }
 MultiStreamRelease Context::multi_stream_release() const noexcept { return s_->multi_stream_release; }
+std::uint32_t Context::max_queued_per_stream() const noexcept { return s_->max_queued; }
 driver::ContextHandle Context::native() const noexcept { return s_->handle; }
 RuntimeStats Context::stats() const {
   RuntimeStats s = s_->stats();

@@ -100,6 +100,8 @@ bool Session::open(const RunOptions& opt, RunRecord& rec) {
   // Resolved by the runtime (ContextOptions leaves it to the environment's
   // TANDEM_MULTI_STREAM_RELEASE).
   rec.runtime["multi_stream_release"] = std::string(multi_stream_release_name(ctx_->multi_stream_release()));
+  // And TANDEM_MAX_QUEUED (docs/runtime.md, "The bound on the device's queue").
+  rec.runtime["max_queued_per_stream"] = ctx_->max_queued_per_stream();
   for (std::size_t i = 0; i < program_.stream_count(); ++i)
     tracks_.push_back(std::make_unique<StreamTrack>());
   fired_ = std::make_unique<std::atomic<bool>[]>(program_.fault_ids.size());

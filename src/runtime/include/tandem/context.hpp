@@ -119,6 +119,8 @@ class Context {
   [[nodiscard]] ConflictPolicy conflict_policy() const noexcept;
   // The mode in force (ContextOptions::multi_stream_release, resolved).
   [[nodiscard]] MultiStreamRelease multi_stream_release() const noexcept;
+  // The bound in force (ContextOptions::max_queued_per_stream, resolved; 0: none).
+  [[nodiscard]] std::uint32_t max_queued_per_stream() const noexcept;
   [[nodiscard]] driver::ContextHandle native() const noexcept;
 
   // Lock-free reads of the context's counters (a consistent-enough snapshot:
