@@ -371,25 +371,16 @@ struct StreamState {
   // kLongestShareRun - 1 where TANDEM_DRY_SHARE_RUN caps the run.
   static const std::uint32_t kShareRun;
   static const std::uint32_t kLongestShareRun;
-  // The bound on the device's queue (queue_bound.hpp): evented submissions
-  // at least kQueueProbeSpacing(cap) seqs apart, in a ring, newest at
-  // queue_probe_next - 1; the submitter's next look at the device once
-  // submitted_seq reaches queue_check_seq (never while the bound is off).
-  struct QueueProbe {
-    std::uint64_t seq = 0;
-    driver::EventHandle event{};
-  };
-  static constexpr std::uint32_t kQueueProbes = 16;
-  std::array<QueueProbe, kQueueProbes> queue_probes TANDEM_GUARDED_BY(mu){};
-  std::uint32_t queue_probe_next TANDEM_GUARDED_BY(mu) = 0;
   // Written by submitters under `mu` (one writer at a time: plain stores),
   // read without the lock by retirement, stats and waiters.
-  std::atomic<std::uint64_t> submitted_seq{0};    // seq of the newest queued
-  std::atomic<std::uint64_t> queue_check_seq{0};  // set by the constructor; see above
-  std::atomic<std::uint64_t> queue_waits{0};      // submissions that waited for the device's queue
-  std::atomic<std::uint64_t> user_submitted{0};   // kernel/copy/transfer/replay
+  std::atomic<std::uint64_t> submitted_seq{0};   // seq of the newest queued
+  std::atomic<std::uint64_t> user_submitted{0};  // kernel/copy/transfer/replay
   std::atomic<std::uint64_t> leases_taken{0};
   std::atomic<std::uint64_t> shared_events{0};  // covered submissions queued
+  // The submitter's next look at the device's queue, once submitted_seq
+  // reaches it (queue_bound.hpp; never while the bound is off): on the
+  // line the submit path reads anyway.
+  std::atomic<std::uint64_t> queue_check_seq{0};  // set by the constructor
 
   alignas(64) std::atomic<std::uint64_t> settled_seq{0};  // everything <= this settled
   // Retirement only. Its cursor: the newest queued submission a sweep has
@@ -441,6 +432,19 @@ struct StreamState {
   std::vector<Submission*> returned_records TANDEM_GUARDED_BY(returned_mu);
   std::vector<driver::EventHandle> returned_events TANDEM_GUARDED_BY(returned_mu);
   std::atomic<bool> has_returned{false};
+
+  // The bound on the device's queue (queue_bound.hpp), off the submit
+  // path's lines: evented submissions at least queue_probe_spacing(cap)
+  // seqs apart, in a ring, the newest at queue_probe_next - 1 (touched per
+  // evented submission, read at a look); and the submissions that waited.
+  struct QueueProbe {
+    std::uint64_t seq = 0;
+    driver::EventHandle event{};
+  };
+  static constexpr std::uint32_t kQueueProbes = 16;
+  alignas(64) std::array<QueueProbe, kQueueProbes> queue_probes TANDEM_GUARDED_BY(mu){};
+  std::uint32_t queue_probe_next TANDEM_GUARDED_BY(mu) = 0;
+  std::atomic<std::uint64_t> queue_waits{0};  // written under `mu`
 
   alignas(64) std::atomic<std::uint32_t> refs{1};
 
