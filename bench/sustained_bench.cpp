@@ -1037,31 +1037,19 @@ void BM_RawBigBufferLoop(benchmark::State& st) {
 }  // namespace
 
 void register_sustained_benchmarks() {
-  for (auto [name, fn] : {std::pair{"BM_SustainedLoad", &BM_SustainedLoad},
-                          std::pair{"BM_RawSustainedLoad", &BM_RawSustainedLoad}}) {
+  // K = 1, 2, 4, 8, one iteration a repetition, kSustainedRepetitions of them.
+  const auto per_k = [](const char* name, void (*fn)(benchmark::State&)) {
     benchmark::RegisterBenchmark(name, fn)
         ->RangeMultiplier(2)
         ->Range(1, kMaxLanes)
         ->Iterations(1)
         ->Repetitions(kSustainedRepetitions)
         ->UseManualTime();
-  }
-  if (env_flag("TANDEM_BENCH_SUSTAINED_AA")) {
-    benchmark::RegisterBenchmark("BM_SustainedLoadAA", BM_SustainedLoadAA)
-        ->RangeMultiplier(2)
-        ->Range(1, kMaxLanes)
-        ->Iterations(1)
-        ->Repetitions(kSustainedRepetitions)
-        ->UseManualTime();
-  }
-  if (env_flag("TANDEM_BENCH_SUSTAINED_FLOOR")) {
-    benchmark::RegisterBenchmark("BM_RawLaunchFloor", BM_RawLaunchFloor)
-        ->RangeMultiplier(2)
-        ->Range(1, kMaxLanes)
-        ->Iterations(1)
-        ->Repetitions(kSustainedRepetitions)
-        ->UseManualTime();
-  }
+  };
+  per_k("BM_SustainedLoad", BM_SustainedLoad);
+  per_k("BM_RawSustainedLoad", BM_RawSustainedLoad);
+  if (env_flag("TANDEM_BENCH_SUSTAINED_AA")) per_k("BM_SustainedLoadAA", BM_SustainedLoadAA);
+  if (env_flag("TANDEM_BENCH_SUSTAINED_FLOOR")) per_k("BM_RawLaunchFloor", BM_RawLaunchFloor);
   // Repetitions: the command line's (scripts/bench: 3).
   benchmark::RegisterBenchmark("BM_BigBufferLoop", BM_BigBufferLoop)->Iterations(1)->UseManualTime();
   benchmark::RegisterBenchmark("BM_RawBigBufferLoop", BM_RawBigBufferLoop)->Iterations(1)->UseManualTime();

@@ -40,13 +40,11 @@ namespace tandem::detail {
 }
 
 // After a submission recorded its own event: keeps it as a probe when the
-// newest probe is far enough behind it.
+// newest probe is far enough behind it (never while the bound is off).
 [[gnu::always_inline]] inline void note_queue_probe(StreamState& s, std::uint32_t cap, std::uint64_t seq,
                                                     driver::EventHandle event) TANDEM_REQUIRES(s.mu) {
-  if (cap == 0) return;
-  const StreamState::QueueProbe& newest =
-      s.queue_probes[(s.queue_probe_next + StreamState::kQueueProbes - 1) % StreamState::kQueueProbes];
-  if (newest.event && seq < newest.seq + queue_probe_spacing(cap)) return;
+  if (seq < s.queue_next_probe_seq) return;
+  s.queue_next_probe_seq = seq + queue_probe_spacing(cap);
   s.queue_probes[s.queue_probe_next] = {seq, event};
   s.queue_probe_next = (s.queue_probe_next + 1) % StreamState::kQueueProbes;
 }

@@ -76,6 +76,9 @@ StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHa
   const std::uint32_t cap = internal ? 0 : ctx_.max_queued;
   queue_check_seq.store(cap == 0 ? std::numeric_limits<std::uint64_t>::max() : std::uint64_t{cap} + 1,
                         std::memory_order_relaxed);
+  [this, cap]() TANDEM_NO_THREAD_SAFETY_ANALYSIS {  // not shared yet
+    queue_next_probe_seq = cap == 0 ? std::numeric_limits<std::uint64_t>::max() : 0;
+  }();
   base::Guard g(anchor->mu);
   anchor->stream = this;
 }

@@ -381,6 +381,10 @@ struct StreamState {
   // reaches it (queue_bound.hpp; never while the bound is off): on the
   // line the submit path reads anyway.
   std::atomic<std::uint64_t> queue_check_seq{0};  // set by the constructor
+  // The seq from which an evented submission is kept as a probe (the
+  // newest probe's + queue_probe_spacing; never while the bound is off):
+  // here, so that the ring's lines are touched only when one is kept.
+  std::uint64_t queue_next_probe_seq TANDEM_GUARDED_BY(mu) = 0;  // set by the constructor
 
   alignas(64) std::atomic<std::uint64_t> settled_seq{0};  // everything <= this settled
   // Retirement only. Its cursor: the newest queued submission a sweep has
@@ -435,8 +439,8 @@ struct StreamState {
 
   // The bound on the device's queue (queue_bound.hpp), off the submit
   // path's lines: evented submissions at least queue_probe_spacing(cap)
-  // seqs apart, in a ring, the newest at queue_probe_next - 1 (touched per
-  // evented submission, read at a look); and the submissions that waited.
+  // seqs apart, in a ring, the newest at queue_probe_next - 1 (written when
+  // one is kept, read at a look); and the submissions that waited.
   struct QueueProbe {
     std::uint64_t seq = 0;
     driver::EventHandle event{};
