@@ -114,7 +114,7 @@ const detail::RememberedLaunch* repeat(detail::LaunchMemo& memo_of, const Kernel
                                        std::size_t& views) noexcept {
   const std::size_t n = args.size();
   detail::RememberedLaunch* memo = memo_of.find(entry);
-  if (memo == nullptr || !memo->may_repeat(entry, n, grid, block)) return nullptr;
+  if (memo == nullptr || !memo->may_repeat(n, grid, block)) return nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     const ParamSpec& p = entry.params[i];
     const Arg& a = args[i];
@@ -177,7 +177,7 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
     if (std::string why = check_args(entry, shape_span); !why.empty()) fail(entry, why);
     if (std::string why = launch_dims(entry, shape_span, grid, block, dims); !why.empty()) fail(entry, why);
     if (std::string why = pack_params(entry, arg_span, packed); !why.empty()) fail(entry, why);
-    memo.place_for(entry).remember(entry, shape_span, arg_span, grid, block, dims, packed);
+    memo.remember(entry, shape_span, arg_span, grid, block, dims, packed);
   } catch (const Error& e) {
     report_refusal(stream, entry, args, grid, block, 0, e.code());
     throw;

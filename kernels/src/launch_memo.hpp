@@ -28,14 +28,17 @@
 
 namespace tandem::kernels::detail {
 
-// One remembered launch.
+// One remembered launch. The fields a repeat reads first sit together at
+// the front; the shapes, scalars and bytes follow, each read only for the
+// arguments the kernel has.
 class RememberedLaunch {
  public:
-  // Whether a launch of `e` with n arguments, `grid` and `block` may be the
-  // remembered one; the arguments are then compared one by one.
-  [[nodiscard]] bool may_repeat(const KernelEntry& e, std::size_t n, const std::optional<driver::Dim3>& grid,
+  // Whether a launch with n arguments, `grid` and `block` may be the
+  // remembered one (LaunchMemo::find matched the kernel); the arguments are
+  // then compared one by one.
+  [[nodiscard]] bool may_repeat(std::size_t n, const std::optional<driver::Dim3>& grid,
                                 const std::optional<driver::Dim3>& block) const noexcept {
-    return entry_ == &e && n_ == n && grid_ == grid && block_ == block;
+    return n_ == n && grid_ == grid && block_ == block;
   }
   // Whether view `v` as argument i has the remembered shape; if so, its
   // device pointer is written into the remembered bytes.
@@ -50,12 +53,14 @@ class RememberedLaunch {
   [[nodiscard]] const driver::LaunchDims& dims() const noexcept { return dims_; }
   [[nodiscard]] void** params() const noexcept { return params_; }
 
-  // After check_args, launch_dims and pack_params passed for these.
-  void remember(const KernelEntry& e, std::span<const ArgShape> shapes, std::span<const LaunchArg> args,
+ private:
+  friend class LaunchMemo;
+
+  // After check_args, launch_dims and pack_params passed for these (at most
+  // kMaxParams shapes: LaunchMemo::remember checks).
+  void remember(std::span<const ArgShape> shapes, std::span<const LaunchArg> args,
                 const std::optional<driver::Dim3>& grid, const std::optional<driver::Dim3>& block,
                 const driver::LaunchDims& dims, const PackedParams& packed) noexcept {
-    entry_ = nullptr;  // until complete
-    if (shapes.size() > PackedParams::kMaxParams) return;
     n_ = shapes.size();
     for (std::size_t i = 0; i < n_; ++i) {
       shapes_[i] = shapes[i];
@@ -66,10 +71,8 @@ class RememberedLaunch {
     dims_ = dims;
     packed_ = packed;
     params_ = packed_.pointers();  // into packed_, which never moves
-    entry_ = &e;
   }
 
- private:
   // Equal as shape_of(v) would be, in what the checks and the packing see:
   // dtype, rank, and extent and stride in each of the rank's dimensions.
   static bool same(const ArgShape& a, const View& v) noexcept {
@@ -84,40 +87,49 @@ class RememberedLaunch {
     return true;
   }
 
-  const KernelEntry* entry_ = nullptr;
   std::size_t n_ = 0;
   std::optional<driver::Dim3> grid_, block_;
+  driver::LaunchDims dims_;
+  void** params_ = nullptr;
   ArgShape shapes_[PackedParams::kMaxParams];
   std::optional<ScalarValue> scalars_[PackedParams::kMaxParams];
-  driver::LaunchDims dims_;
   PackedParams packed_;
-  void** params_ = nullptr;
-
-  friend class LaunchMemo;
 };
 
 class LaunchMemo {
  public:
   static constexpr std::size_t kLaunches = 4;
 
-  // The remembered launch of `e` (null if none).
+  // The remembered launch of `e` (null if none). The kernels remembered are
+  // kept apart, on one line: a launch of a kernel that is not among them
+  // reads no remembered launch's lines (each is about 1.6 KB).
   [[nodiscard]] RememberedLaunch* find(const KernelEntry& e) noexcept {
-    for (RememberedLaunch& r : launches_) {
-      if (r.entry_ == &e) return &r;
+    for (std::size_t i = 0; i < kLaunches; ++i) {
+      if (entries_[i] == &e) return &launches_[i];
     }
     return nullptr;
   }
-  // Where to remember a launch of `e`: its own place, or the next in turn.
-  [[nodiscard]] RememberedLaunch& place_for(const KernelEntry& e) noexcept {
-    if (RememberedLaunch* r = find(e)) return *r;
-    RememberedLaunch& r = launches_[next_];
-    next_ = (next_ + 1) % kLaunches;
-    return r;
+  // Remembers a launch of `e` whose checks and packing passed, in its own
+  // place or the next in turn.
+  void remember(const KernelEntry& e, std::span<const ArgShape> shapes, std::span<const LaunchArg> args,
+                const std::optional<driver::Dim3>& grid, const std::optional<driver::Dim3>& block,
+                const driver::LaunchDims& dims, const PackedParams& packed) noexcept {
+    std::size_t i = 0;
+    while (i < kLaunches && entries_[i] != &e) ++i;
+    if (i == kLaunches) {
+      i = next_;
+      next_ = (next_ + 1) % kLaunches;
+    }
+    entries_[i] = nullptr;  // until complete
+    if (shapes.size() > PackedParams::kMaxParams) return;
+    launches_[i].remember(shapes, args, grid, block, dims, packed);
+    entries_[i] = &e;
   }
 
  private:
-  RememberedLaunch launches_[kLaunches];
+  const KernelEntry* entries_[kLaunches] = {};
   std::size_t next_ = 0;
+  RememberedLaunch launches_[kLaunches];
 };
 
 }  // namespace tandem::kernels::detail
