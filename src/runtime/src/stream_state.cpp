@@ -33,7 +33,7 @@ void reserve_more(V& v, std::size_t more) {
 // TANDEM_SHARE_RUN (tuning): how many submissions share one event; 1 records
 // one per submission, as share_completion_events = false does.
 const std::uint32_t StreamState::kShareRun =
-    static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_SHARE_RUN", 0, 8), 1, 1024));
+    static_cast<std::uint32_t>(std::clamp<std::int64_t>(tuning_value("TANDEM_SHARE_RUN", 0, 32), 1, 1024));
 // TANDEM_DRY_SHARE_RUN (tuning; 0, the default: no limit): the longest run
 // of covered submissions while the stream has no free event. A cap makes
 // the submission past it create an event, which waits for the driver's

@@ -46,9 +46,10 @@ struct ContextOptions {
   // VM, against 30 for steady_clock), converted to ns at retirement.
   bool measure_retirement_latency = false;
   // Submissions that follow each other closely on one stream share a
-  // completion event: while the stream has work pending, only every 8th
+  // completion event: while the stream has work pending, only every 32nd
   // submission records one (the first on an idle stream always does; with
-  // no free event at hand, up to every 64th, rather than stall making one),
+  // no free event at hand, none until retirement hands one back, rather
+  // than stall making one),
   // and retirement records one after the last when the stream has been
   // quiet for 50 µs (at once for a waiter). Stream order makes a later
   // event's completion prove the earlier work done, so nothing is released
