@@ -41,8 +41,9 @@
 //   BM_SustainedLoadAA/K   diagnostic, with TANDEM_BENCH_SUSTAINED_AA=1: the
 //                          raw loop paired with itself (the method's spread).
 //
-// TANDEM_BENCH_SUSTAINED_SLICES=N runs each pair as N alternating slices of
-// each loop instead of one whole run each (sustained_slices below).
+// Each pair runs as 10 alternating slices of each loop (100 ms each), not
+// one whole second of each: TANDEM_BENCH_SUSTAINED_SLICES=N sets N, and 1
+// is the method before (sustained_slices below).
 // TANDEM_BENCH_SUSTAINED_BACKLOG=1 adds backlog_peak, device_lag_max_ms,
 // retire_stall_max_ms and sample_gap_max_ms, each with when it came, to the
 // tracked loop's counters (backlog_sampler.hpp).
@@ -534,16 +535,20 @@ TrackedRun run_tracked(const Env& e, int threads) {
   return loop.finish();
 }
 
-// TANDEM_BENCH_SUSTAINED_SLICES=N (diagnostic; default 1): a pair's two
-// loops run as N slices of kSustainedFor / N each, in alternation, instead
-// of one whole run each; the tracked side's work retires (untimed) after
-// each of its slices, so that none of it spills into the raw slice after.
-// What it answers: how much of a pair's spread is the VM drifting between
-// two one-second runs.
+// A pair's two loops run as N slices of kSustainedFor / N each, in
+// alternation (TANDEM_BENCH_SUSTAINED_SLICES=N; 10 unless set, 1 = one
+// whole run each); the tracked side's work retires (untimed) after each of
+// its slices, so that none of it spills into the raw slice after. Why 10:
+// on the lent VMs the raw loop alone moves between 96 and 148 k
+// iterations/s from one second to the next, and one-second pairs put that
+// drift into the ratio (K = 1 worst pairs of 0.755 and 0.890 with medians
+// of 0.93-0.95 on H100s: results/h100/diag-51af965, aa-c70af80); in 10
+// slices the raw loop paired with itself moved 0.96-1.05 and tandem's K = 1
+// pairs 0.945-0.979 (results/h100/verify-69c14a9).
 int sustained_slices() {
   static const int n = [] {
     const char* v = std::getenv("TANDEM_BENCH_SUSTAINED_SLICES");
-    const long x = v != nullptr ? std::strtol(v, nullptr, 10) : 1;
+    const long x = v != nullptr ? std::strtol(v, nullptr, 10) : 10;
     return static_cast<int>(std::clamp<long>(x, 1, 100));
   }();
   return n;
