@@ -94,6 +94,9 @@ LoadedState::LoadedState(Env& e) : e_(e) {
   holders_.reserve(kHolderStreams);
   for (int i = 0; i < kHolderStreams; ++i) {
     holders_.push_back(tandem::Stream::create(e.ctx));
+    // 500 held a stream, past the default bound on the device's queue
+    // (256): the holders alone go unbounded, the measured streams keep it.
+    holders_.back().set_max_queued(0);
     holder_bytes_.push_back(tandem::allocate(holders_.back(), tandem::DType::u8, 256));
   }
   live_.reserve(kLiveAllocations);

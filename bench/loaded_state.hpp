@@ -8,7 +8,9 @@
 // writing another, no two streams touching the same one). A CUDA stream
 // blocks the host after about a thousand queued operations, and each
 // submission queues two (the launch and its completion event), so the
-// 10,000 are spread at 500 per stream over 20 streams. With the 10 streams
+// 10,000 are spread at 500 per stream over 20 streams. tandem's own bound
+// on the device's queue (256 by default) would block them sooner: the
+// holder streams turn theirs off (Stream::set_max_queued(0)). With the 10 streams
 // made before them (the benchmark stream, 8 lanes, tandem's free stream)
 // that is 30 of the 32 hardware queues main() asks for: no measured stream
 // shares a queue with a held one. The hold is re-armed (after waiting on

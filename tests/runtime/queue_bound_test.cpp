@@ -30,6 +30,14 @@ class QueueBound : public RuntimeFixture {
     EXPECT_TRUE(g.wait_arrivals(1));
     return f;
   }
+  struct Burst {
+    std::uint64_t waits;  // queue_waits once the burst waited (or gave up)
+    int before_open;      // additions queued before the held fill was let go
+  };
+  // kBurst additions to one buffer on `s` behind a held fill, from another
+  // thread: how many queued before one waited for the device. The buffer
+  // ends up holding kBurst everywhere, checked.
+  Burst burst_behind_a_hold(const Env& e, StreamRef s);
 };
 
 // Sets an environment variable for a scope (Context::create reads
@@ -48,33 +56,61 @@ class ScopedEnv {
 constexpr std::uint32_t kCap = 32;
 constexpr int kBurst = 100;
 
-TEST_F(QueueBound, ASubmissionWaitsWhileTheDeviceRunsMoreThanTheCapBehindItsStream) {
-  Env e = capped(kCap);
-  View x = allocate(e.a, DType::u32, 64);
+QueueBound::Burst QueueBound::burst_behind_a_hold(const Env& e, StreamRef s) {
+  View x = allocate(s, DType::u32, 64);
   Gate& g = gate();
-  LaunchFuture first = hold(e.a, x, g);
+  LaunchFuture first = hold(s, x, g);
   std::atomic<int> done{0};
   std::thread burst([&] {
     for (int i = 0; i < kBurst; ++i) {
-      (void)add(e.a, x, 1);
+      (void)add(s, x, 1);
       done.fetch_add(1);
     }
   });
-  // The burst's thread counts a wait before it blocks in it.
+  // The burst's thread counts a wait before it blocks in it; a burst that
+  // never waits is done well before the patience runs out.
   const auto give_up = std::chrono::steady_clock::now() + kPatience;
-  while (e.ctx.stats().queue_waits == 0 && std::chrono::steady_clock::now() < give_up)
+  while (e.ctx.stats().queue_waits == 0 && done.load() < kBurst && std::chrono::steady_clock::now() < give_up)
     std::this_thread::yield();
-  const std::uint64_t waits = e.ctx.stats().queue_waits;
-  const int before_open = done.load();
+  const Burst out{e.ctx.stats().queue_waits, done.load()};
   g.open();
   burst.join();
-  EXPECT_EQ(waits, 1U) << "no submission waited behind the held fill";
-  // The hold and kCap additions queue (kCap + 1, more than the cap); the next one looks and waits.
-  EXPECT_EQ(before_open, static_cast<int>(kCap)) << "additions queued before the wait";
-  ASSERT_TRUE(first.wait(kPatience));
+  EXPECT_TRUE(first.wait(kPatience));
   settle();
-  EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(64, kBurst));
+  EXPECT_EQ(read_u32(s, x), std::vector<std::uint32_t>(64, kBurst));
   EXPECT_EQ(e.ctx.stats().quarantined_submissions, 0U);
+  return out;
+}
+
+TEST_F(QueueBound, ASubmissionWaitsWhileTheDeviceRunsMoreThanTheCapBehindItsStream) {
+  Env e = capped(kCap);
+  const Burst b = burst_behind_a_hold(e, e.a);
+  EXPECT_EQ(b.waits, 1U) << "no submission waited behind the held fill";
+  // The hold and kCap additions queue (kCap + 1, more than the cap); the next one looks and waits.
+  EXPECT_EQ(b.before_open, static_cast<int>(kCap)) << "additions queued before the wait";
+}
+
+TEST_F(QueueBound, AStreamsOwnBoundReplacesTheContexts) {
+  Env e = capped(0);
+  e.a.set_max_queued(kCap);
+  EXPECT_EQ(e.a.max_queued(), kCap);
+  EXPECT_EQ(e.b.max_queued(), 0U) << "another stream of the context changed";
+  const Burst b = burst_behind_a_hold(e, e.a);
+  EXPECT_EQ(b.waits, 1U) << "the stream's own bound did not hold its burst";
+  EXPECT_EQ(b.before_open, static_cast<int>(kCap));
+}
+
+TEST_F(QueueBound, AStreamWithItsBoundOffNeverWaitsInABoundedContext) {
+  Env e = capped(kCap);
+  e.a.set_max_queued(0);
+  EXPECT_EQ(e.b.max_queued(), kCap);
+  const Burst b = burst_behind_a_hold(e, e.a);
+  EXPECT_EQ(b.waits, 0U);
+  EXPECT_EQ(b.before_open, kBurst) << "a burst on an unbounded stream waited behind a held fill";
+  // The context's other streams keep theirs.
+  const Burst other = burst_behind_a_hold(e, e.b);
+  EXPECT_EQ(other.waits, 1U);
+  EXPECT_EQ(other.before_open, static_cast<int>(kCap));
 }
 
 TEST_F(QueueBound, ZeroLeavesTheQueueToTheDriver) {

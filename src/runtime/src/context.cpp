@@ -9,6 +9,7 @@
 
 #include "context_state.hpp"
 #include "deadline.hpp"
+#include "queue_bound.hpp"
 #include "record_hook.hpp"
 #include "recording.hpp"
 #include "retirement.hpp"
@@ -19,7 +20,6 @@ namespace tandem {
 namespace {
 
 constexpr std::uint32_t kDefaultMaxQueued = 256;
-constexpr std::uint32_t kMaxQueuedLimit = 1U << 20;
 
 // TANDEM_MULTI_STREAM_RELEASE chooses for contexts whose options do not.
 // Read at each Context::create rather than once: a bad value must be an
@@ -39,16 +39,17 @@ MultiStreamRelease resolve_multi_stream_release(const ContextOptions& options) {
 // TANDEM_MAX_QUEUED chooses for contexts whose options do not (read at each
 // Context::create, as above: a bad value is the caller's error).
 std::uint32_t resolve_max_queued(const ContextOptions& options) {
-  if (options.max_queued_per_stream) return std::min(*options.max_queued_per_stream, kMaxQueuedLimit);
+  if (options.max_queued_per_stream)
+    return std::min(*options.max_queued_per_stream, detail::kMaxQueuedPerStream);
   const char* v = std::getenv("TANDEM_MAX_QUEUED");
   if (v == nullptr) return kDefaultMaxQueued;
   char* end = nullptr;
   errno = 0;
   const unsigned long long n = std::strtoull(v, &end, 10);
-  if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || n > kMaxQueuedLimit) {
+  if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || n > detail::kMaxQueuedPerStream) {
     throw Error(ErrorCode::unsupported, std::string("TANDEM_MAX_QUEUED='") + v +
                                             "': expected a whole number from 0 (no bound) to " +
-                                            std::to_string(kMaxQueuedLimit) +
+                                            std::to_string(detail::kMaxQueuedPerStream) +
                                             " (or unset: " + std::to_string(kDefaultMaxQueued) + ")");
   }
   return static_cast<std::uint32_t>(n);

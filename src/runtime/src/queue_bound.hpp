@@ -28,6 +28,9 @@
 
 namespace tandem::detail {
 
+// The largest bound a context or stream takes (ContextOptions::max_queued_per_stream).
+inline constexpr std::uint32_t kMaxQueuedPerStream = 1U << 20;
+
 // Probes are at least this far apart, so the ring spans about two caps.
 [[nodiscard]] constexpr std::uint64_t queue_probe_spacing(std::uint32_t cap) noexcept {
   return cap / 8 > 0 ? cap / 8 : 1;

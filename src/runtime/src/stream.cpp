@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tandem/stream.hpp"
 
+#include <algorithm>
+
 #include "context_state.hpp"
+#include "queue_bound.hpp"
 #include "record_hook.hpp"
 #include "retirement.hpp"
 #include "stream_state.hpp"
@@ -47,6 +50,14 @@ void Stream::isolate_next_submission() const {
     s.isolate_next = true;
   }
 }
+
+void Stream::set_max_queued(std::uint32_t cap) const {
+  detail::StreamState& s = *s_;
+  base::Guard g(s.mu);
+  s.set_queue_cap_locked(std::min(cap, detail::kMaxQueuedPerStream));
+}
+
+std::uint32_t Stream::max_queued() const noexcept { return s_->queue_cap.load(std::memory_order_relaxed); }
 
 void Stream::synchronize() const {
   if (Recorder* r = detail::active_recorder()) [[unlikely]]

@@ -73,11 +73,8 @@ StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHa
   }
   // The bound on the device's queue (queue_bound.hpp): none on the release
   // stream, which only frees; the first look after the cap's worth.
-  const std::uint32_t cap = internal ? 0 : ctx_.max_queued;
-  queue_check_seq.store(cap == 0 ? std::numeric_limits<std::uint64_t>::max() : std::uint64_t{cap} + 1,
-                        std::memory_order_relaxed);
-  [this, cap]() TANDEM_NO_THREAD_SAFETY_ANALYSIS {  // not shared yet
-    queue_next_probe_seq = cap == 0 ? std::numeric_limits<std::uint64_t>::max() : 0;
+  [this, cap = internal ? 0 : ctx_.max_queued]() TANDEM_NO_THREAD_SAFETY_ANALYSIS {  // not shared yet
+    set_queue_cap_locked(cap);
   }();
   base::Guard g(anchor->mu);
   anchor->stream = this;
@@ -497,6 +494,15 @@ Submission* StreamState::reuse_settled(Submission* s) noexcept {
   if (s->birth_mark) free_event(std::exchange(s->birth_mark, {}));
   if (s->event) free_event(std::exchange(s->event, {}));
   return free_records.push(s) ? nullptr : s;
+}
+
+void StreamState::set_queue_cap_locked(std::uint32_t cap) noexcept {
+  queue_cap.store(cap, std::memory_order_relaxed);
+  // The first look a cap's worth from now; the next evented submission a probe.
+  const std::uint64_t now = submitted_seq.load(std::memory_order_relaxed);
+  queue_check_seq.store(cap == 0 ? std::numeric_limits<std::uint64_t>::max() : now + cap + 1,
+                        std::memory_order_relaxed);
+  queue_next_probe_seq = cap == 0 ? std::numeric_limits<std::uint64_t>::max() : 0;
 }
 
 void StreamState::enqueue_locked(Submission* sub) noexcept {

@@ -216,6 +216,9 @@ struct StreamState {
   void take_back_returned() noexcept TANDEM_REQUIRES(mu);
   // Appends a submission (seq assigned, events recorded) to the queue.
   void enqueue_locked(Submission* sub) noexcept TANDEM_REQUIRES(mu);
+  // The bound on the device's queue for this stream from the next
+  // submission on (queue_bound.hpp; 0: none).
+  void set_queue_cap_locked(std::uint32_t cap) noexcept TANDEM_REQUIRES(mu);
 
   // An event that completes only after every operation enqueued on this
   // stream before the submission numbered `seq`: the newest pending
@@ -381,6 +384,9 @@ struct StreamState {
   // reaches it (queue_bound.hpp; never while the bound is off): on the
   // line the submit path reads anyway.
   std::atomic<std::uint64_t> queue_check_seq{0};  // set by the constructor
+  // The bound in force on this stream (the context's, or
+  // Stream::set_max_queued's; 0: none). Stored under `mu`.
+  std::atomic<std::uint32_t> queue_cap{0};  // set by the constructor
   // The seq from which an evented submission is kept as a probe (the
   // newest probe's + queue_probe_spacing; never while the bound is off):
   // here, so that the ring's lines are touched only when one is kept.

@@ -509,7 +509,7 @@ void trace_submit(const StreamState& s, const Submission& sub, const WaitList& w
     sub.event = {};
     return;
   }
-  note_queue_probe(s, ctx.max_queued, sub.seq, sub.event);
+  note_queue_probe(s, s.queue_cap.load(std::memory_order_relaxed), sub.seq, sub.event);
 }
 
 // Lock scopes: the trackers are held while conflicts are resolved and the
@@ -524,7 +524,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   ContextState& ctx = *s.ctx;
   // Before any lock is taken: it may wait for the device (queue_bound.hpp).
   if (queue_check_due(s)) [[unlikely]]
-    bound_queue(s, ctx.max_queued);
+    bound_queue(s, s.queue_cap.load(std::memory_order_relaxed));
   driver::Backend& b = ctx.backend();
   const std::uint64_t submitted_ticks = ctx.retire_latency ? Submission::stamp_clock().ticks() : 0;
   AccessRequest* a = spec.accesses;

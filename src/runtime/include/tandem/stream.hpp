@@ -65,6 +65,18 @@ class Stream {
   // two. Throws Error(driver) when no event can be made. Thread-safe, but
   // "next" is whichever submission takes the stream's lock first.
   void isolate_next_submission() const;
+  // This stream's bound on the device's queue, in place of the context's
+  // ContextOptions::max_queued_per_stream (docs/runtime.md, "The bound on
+  // the device's queue"): a submission on it waits while the device runs
+  // more than `cap` of its submissions behind; 0 turns the bound off for
+  // this stream alone (a stream that deliberately queues thousands behind
+  // a held kernel). At most 2^20 (more is taken as 2^20). Applies from the
+  // next submission; takes the stream's lock, never waits for the device.
+  // Not recorded into a scenario (it changes when a call blocks, not what
+  // the device does). Thread-safe.
+  void set_max_queued(std::uint32_t cap) const;
+  // The bound in force on this stream (0: none).
+  [[nodiscard]] std::uint32_t max_queued() const noexcept;
 
   explicit Stream(detail::Ref<detail::StreamState> s) noexcept : s_(std::move(s)) {}
   [[nodiscard]] detail::StreamState* state() const noexcept { return s_.get(); }
