@@ -15,11 +15,14 @@
 //                               are in flight (counter bytes_per_submission)
 //
 // Each runs on a platform, context (default ContextOptions) and stream of
-// its own (that stream with no bound on the device's queue), made before the window, so that nothing the
-// suite did before counts; a few allocations (64, dropped) or launches (one of each kernel) first, uncounted,
-// take the first-use costs (the kernels' modules). The vectors that hold the views are reserved before the
-// window: what is counted is tandem's alone. Counters beside the figure: blocks_per_*, requested_bytes_per_*
-// (sizes asked, before malloc's rounding), other_thread_bytes_per_* (the part made on threads other than the
+// its own (the stream with no bound on the device's queue), made before
+// the window, so that nothing the suite did before counts; a few
+// allocations (64, dropped) or launches (one of each kernel) first,
+// uncounted, take the first-use costs (the kernels' modules). The vectors
+// that hold the views are reserved before the window: what is counted is
+// tandem's alone. Counters beside the figure: blocks_per_*,
+// requested_bytes_per_* (sizes asked, before malloc's rounding),
+// other_thread_bytes_per_* (the part made on threads other than the
 // measuring one: tandem's retirement), driver_bytes_per_* (made inside
 // driver calls: excluded from the figure, shown), untagged_freed_bytes
 // (blocks made before the window and freed in it, taken off the figure),

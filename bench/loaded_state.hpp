@@ -10,9 +10,9 @@
 // submission queues two (the launch and its completion event), so the
 // 10,000 are spread at 500 per stream over 20 streams. tandem's own bound
 // on the device's queue (256 by default) would block them sooner: the
-// holder streams turn theirs off (Stream::set_max_queued(0)). With the 10 streams
-// made before them (the benchmark stream, 8 lanes, tandem's free stream)
-// that is 30 of the 32 hardware queues main() asks for: no measured stream
+// holder streams turn theirs off (Stream::set_max_queued(0)). With the 10
+// streams made before them (the benchmark stream, 8 lanes, tandem's free
+// stream) that is 30 of the 32 hardware queues main() asks for: no measured stream
 // shares a queue with a held one. The hold is re-armed (after waiting on
 // the device for the old spins to end) when less of it is left than a
 // benchmark needs; arming that blocks (a queue full after all) fails with
