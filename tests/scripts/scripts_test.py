@@ -163,6 +163,32 @@ class CompareBandTest(TempDir):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("noise band:", r.stdout)
 
+    def test_the_default_band_is_the_one_for_the_runs_card(self):
+        # Two committed bands, one card each: runs of the H100 take the H100's, and a card with none takes none.
+        bands = os.path.join(self.tmp.name, "results")
+        with open(BAND, encoding="utf-8") as f:
+            h200 = json.load(f)
+        h100 = dict(copy.deepcopy(h200), device="NVIDIA H100 80GB HBM3", note="the H100's")
+        for card, band in (("h200", h200), ("h100", h100)):
+            os.makedirs(os.path.join(bands, card))
+            self.write(os.path.join("results", card, "noise-band.json"), band)
+
+        def on(card, name):
+            with open(compare_fixture(name), encoding="utf-8") as f:
+                doc = json.load(f)
+            doc["device"]["name"] = card
+            return self.write(f"{card}-{name}", doc)
+
+        r = compare(on("NVIDIA H100 80GB HBM3", self.AA[0]), on("NVIDIA H100 80GB HBM3", self.AA[1]),
+                    "--band-dir", bands)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn(f"noise band: {os.path.join(bands, 'h100', 'noise-band.json')}", r.stdout)
+        r = compare(on("NVIDIA A100", self.AA[0]), on("NVIDIA A100", self.AA[1]), "--band-dir", bands)
+        self.assertIn("no noise band: no committed band is for NVIDIA A100", r.stdout)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # without a band the machine move is flagged
+        r = compare(on("NVIDIA H100 80GB HBM3", self.AA[0]), compare_fixture(self.AA[1]), "--band-dir", bands)
+        self.assertIn("no noise band: the runs' devices differ", r.stdout)
+
     def test_without_a_band_the_machine_move_is_flagged(self):
         # What compare said before the band: the drop's max moved 11x with the machine.
         r = compare(compare_fixture(self.AA[0]), compare_fixture(self.AA[1]), "--no-band")
