@@ -172,10 +172,14 @@ void LoadedState::arm(std::chrono::milliseconds hold) {
   if (first) heap_per_submission_ = (heap_bytes() - h0) / static_cast<double>(kInFlight);
   hold_until_ = t0 + hold;
   if (armed > hold / 2 || blocked_at) {
+    // Which queue was full: tandem's bound (a holder stream left bounded) or the driver's.
+    const std::uint64_t waits = e_.ctx.stats().queue_waits;
     throw std::runtime_error(
         "queueing the " + std::to_string(kInFlight) + " held submissions took " +
-        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(armed).count()) +
-        " ms: the driver blocked" +
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(armed).count()) + " ms: " +
+        (waits > 0
+             ? "tandem's bound on the device's queue made " + std::to_string(waits) + " submissions wait"
+             : std::string("the driver blocked")) +
         (blocked_at ? " at submission " + std::to_string(*blocked_at % per_stream) + " of a holder stream"
                     : "") +
         ", the load cannot be held");
