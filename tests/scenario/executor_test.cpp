@@ -105,6 +105,35 @@ TEST(ScenarioExecutor, RetireLatencyIsMeasuredForEveryRetiredSubmission) {
   EXPECT_GT(t["retire_latency_us"]["p50"].get<double>(), 0.0) << t.dump();
 }
 
+// A launch step keeps its views' binding between runs of it while no handle
+// changes (ops/launch.cpp, LaunchPlan::bound_epoch): a name bound anew in
+// between, here to a larger buffer, is looked up again, and the old,
+// dropped buffer is never touched.
+TEST(ScenarioExecutor, ALaunchStepRepeatedAfterItsNameWasBoundAnewUsesTheNewView) {
+  const RunResult r = run_text(R"("streams": ["s0"], "steps": [
+      {"op": "alloc", "id": "a", "dtype": "f32", "len": 64, "init": {"fill": 1}},
+      {"op": "alloc", "id": "b", "dtype": "f32", "len": 32, "init": {"fill": 1}},
+      {"op": "loop", "count": 3, "steps": [
+        {"op": "launch", "model": "simt", "kernel": "scale", "stream": "s0", "args": {"x": "b"}, "scalars": {"a": 2}},
+        {"op": "launch", "model": "simt", "kernel": "scale", "stream": "s0", "args": {"x": "a"}, "scalars": {"a": 2}},
+        {"op": "check", "what": "contents", "of": "a", "equals": "shadow"},
+        {"op": "drop", "id": "a"},
+        {"op": "alloc", "id": "a", "dtype": "f32", "len": 128, "init": {"fill": 3}}]},
+      {"op": "check", "what": "contents", "of": "a", "equals": {"fill": 3}},
+      {"op": "check", "what": "contents", "of": "b", "equals": {"fill": 8}}])");
+  const ojson& j = r.report;
+  EXPECT_EQ(r.outcome, Outcome::pass) << j.dump(2);
+  EXPECT_EQ(j["violations"].size(), 0U) << j["violations"].dump(2);
+  int loop_checks = 0;
+  for (const ojson& c : j["checks"]) {
+    EXPECT_TRUE(c["ok"].get<bool>()) << c.dump();
+    if (c["step"] == "steps[2].steps[2]") ++loop_checks;
+  }
+  EXPECT_EQ(loop_checks, 3) << "the check inside the loop, once an iteration";
+  ASSERT_NE(find_check(j, "steps[3]"), nullptr);
+  ASSERT_NE(find_check(j, "steps[4]"), nullptr);
+}
+
 TEST(ScenarioExecutor, AFailedCheckFailsTheScenarioWithExitCode1AndTheRunContinues) {
   const RunResult r = run_text(R"("streams": ["s0"], "steps": [
       {"op": "alloc", "id": "a", "dtype": "i32", "len": 8, "init": {"fill": 3}},

@@ -84,12 +84,12 @@ bool Engine::run_steps(std::span<const CompiledStep> steps, ThreadState& t) {
 
 void Engine::submitted(const CompiledStep& st, ThreadState& t, const LaunchFuture& f, std::uint64_t bytes,
                        std::uint64_t ticks, bool launch) {
-  t.rec->submit_ns.record(ticks);
-  if (!f.valid()) return;  // captured into a graph: not a submission (yet)
+  t.rec->submit_ns.record_single_writer(ticks);  // this thread's own
+  if (!f.valid()) return;                        // captured into a graph: not a submission (yet)
   t.rec->submissions.add(1);
   if (launch) t.rec->launches.add(1);
   t.rec->bytes_moved.add(bytes);
-  session.submitted_on(st.stream_index, f);
+  if (program.waits_on_streams) session.submitted_on(st.stream_index, f);  // else nobody asks
 }
 
 void Engine::name_future(const CompiledStep& st, LaunchFuture f) {

@@ -50,6 +50,7 @@ HandleTable::~HandleTable() {
 }
 
 std::shared_ptr<Handle> HandleTable::wrap(std::unique_ptr<Handle> h) {
+  bump_epoch();  // every put goes through here
   if (h->kind == Handle::Kind::view && h->view.valid())
     ++shard(h->view.allocation_id()).model[h->view.allocation_id()].views;
   return std::shared_ptr<Handle>(h.release(), [this](Handle* p) { destroy(p); });
@@ -271,6 +272,7 @@ void HandleTable::convert(Slot id, Slot from, const std::function<View(View&&, b
   View out = make(std::move(h->view), known, unique);
   --sh.model[a].views;  // the consumed view (its handle now holds nothing)
   consumed = std::move(src.handle);
+  bump_epoch();
   h.reset();
   insert_view_locked(*slots_[id], std::move(out));
 }
@@ -295,6 +297,7 @@ void HandleTable::split(Slot of, std::array<Slot, 2> ids, std::uint64_t at) TAND
   auto [lo, hi] = std::move(h->view).split_at(at);
   --sh.model[a].views;
   consumed = std::move(src.handle);
+  bump_epoch();
   h.reset();
   insert_view_locked(*slots_[ids[0]], std::move(lo));
   insert_view_locked(*slots_[ids[1]], std::move(hi));
@@ -316,6 +319,7 @@ void HandleTable::drop(Slot s, bool forget) {
     victim = find_locked(*slots_[s]);
     slots_[s]->handle.reset();
   }
+  bump_epoch();
   // A forgotten graph is leaked: its references stay, the model keeps counting them.
   if (victim->kind == Handle::Kind::graph && !forget) release_graph(*victim->graph);
   if (!forget) return;
@@ -333,6 +337,7 @@ void HandleTable::clear() {
     base::Guard g(s->mu);
     if (s->handle) victims.push_back(std::move(s->handle));
   }
+  bump_epoch();
   // Graphs dropped now may still have replays in flight.
   for (const auto& h : victims)
     if (h->kind == Handle::Kind::graph) release_graph(*h->graph);

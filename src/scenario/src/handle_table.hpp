@@ -108,6 +108,12 @@ class HandleTable {
   };
   [[nodiscard]] Uniqueness uniqueness(Slot s, Role role);
 
+  // Bumped whenever a slot's handle is put, replaced or removed: a step
+  // that saw the same epoch before sees the same handles in every slot.
+  // Only a run without `threads` may rely on it between its own calls (no
+  // other thread changes the table meanwhile).
+  [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_.load(std::memory_order_relaxed); }
+
   [[nodiscard]] std::uint64_t uniqueness_checks() const noexcept { return checks_.load(); }
   [[nodiscard]] std::uint64_t uniqueness_failures() const noexcept { return failures_.load(); }
   void compare(bool known, bool expected, bool actual) noexcept;
@@ -157,6 +163,8 @@ class HandleTable {
   // Never dropped during the run: they go after the report is written.
   std::vector<std::shared_ptr<Handle>> forgotten_ TANDEM_GUARDED_BY(forgotten_mu_);
   std::atomic<std::uint64_t> checks_{0}, failures_{0};
+  std::atomic<std::uint64_t> epoch_{0};
+  void bump_epoch() noexcept { epoch_.fetch_add(1, std::memory_order_relaxed); }
 };
 
 }  // namespace tandem::scenario::detail

@@ -47,6 +47,15 @@ struct LaunchPlan {
   std::vector<std::shared_ptr<Handle>> held;
   std::vector<kernels::ArgShape> resolved_shapes;
   const kernels::KernelEntry* resolved = nullptr;
+  // The last binding, kept in a run without `threads`: while the handle
+  // table's epoch stays `bound_epoch`, every slot holds the same handle, so
+  // `args` (pointing into those handles' views), `resolved` and
+  // `bound_bytes` still hold and the step neither looks up nor holds them
+  // (the slots do, and only this thread could change them).
+  std::uint64_t bound_epoch = kNotBound;
+  std::uint64_t bound_bytes = 0;
+  std::vector<const Handle*> bound;  // per view parameter, in order
+  static constexpr std::uint64_t kNotBound = std::numeric_limits<std::uint64_t>::max();
 };
 
 // A declared_launch step: the slot of each view it declares, in order, and

@@ -25,10 +25,6 @@ void Recorder::error(ThreadRecord& t, const Step& st, std::string code, std::str
   if (progress_ != nullptr) progress_->errors.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Recorder::step_done() noexcept {
-  if (progress_ != nullptr) progress_->steps_done.fetch_add(1, std::memory_order_relaxed);
-}
-
 void Recorder::note(std::string text) {
   base::Guard g(mu_);
   rec_.notes.push_back(std::move(text));

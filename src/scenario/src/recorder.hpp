@@ -53,7 +53,7 @@ struct ThreadRecord {
   void step_took(Op op, std::uint64_t ns) {
     auto& h = step_ns[static_cast<std::size_t>(op)];
     if (!h) h = std::make_unique<LatencyHistogram>();
-    h->record(ns);
+    h->record_single_writer(ns);  // this thread's own
   }
 };
 
@@ -73,7 +73,9 @@ class Recorder {
              std::uint64_t repetition);
   void error(ThreadRecord& t, const Step& st, std::string code, std::string message,
              std::uint64_t repetition);
-  void step_done() noexcept;
+  void step_done() noexcept {
+    if (progress_ != nullptr) progress_->steps_done.fetch_add(1, std::memory_order_relaxed);
+  }
   void note(std::string text);
   // A step writes its message and the counters summed over the threads now.
   void step_note(const Step& st, std::uint64_t repetition, ojson counters);

@@ -57,6 +57,15 @@ class Session {
   [[nodiscard]] std::uint32_t stream_device(const Step& st) const;
   // The step's stream: its slot's, or the run's private default.
   [[nodiscard]] Stream stream(HandleTable& handles, const CompiledStep& st) const;
+  // The same without a copy (a copy is two atomic read-modify-writes on
+  // the stream's count): the session's own stream where it holds it for the
+  // whole repetition, else one looked up into `keep`.
+  [[nodiscard]] const Stream& stream_ref(HandleTable& handles, const CompiledStep& st,
+                                         std::optional<Stream>& keep) const {
+    if (st.stream == kNoSlot) return *default_stream_;
+    if (!program_.drops_streams && !program_.borrowed_stream(st)) return streams_[st.stream_index];
+    return keep.emplace(stream(handles, st));
+  }
   // The context of the step's stream: a declared stream's device's, or a
   // borrowed stream's own (foreign memory goes there).
   [[nodiscard]] Context step_context(HandleTable& handles, const CompiledStep& st);

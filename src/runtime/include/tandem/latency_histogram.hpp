@@ -24,6 +24,15 @@ class LatencyHistogram {
     while (ns > m && !max_.compare_exchange_weak(m, ns, std::memory_order_relaxed)) {
     }
   }
+  // record() for a histogram that one thread writes (others may only read
+  // a snapshot): plain loads and stores, none of record()'s locked
+  // read-modify-writes (two per sample on x86, three on a new maximum).
+  void record_single_writer(std::uint64_t ns) noexcept {
+    std::atomic<std::uint64_t>& b = buckets_[index(ns)];
+    b.store(b.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (ns > max_.load(std::memory_order_relaxed)) max_.store(ns, std::memory_order_relaxed);
+  }
   // Adds another histogram's samples (a snapshot of them, if it is still
   // being written).
   void add(const LatencyHistogram& o) noexcept {

@@ -136,6 +136,8 @@ bool same_shapes(const std::vector<kernels::ArgShape>& a, const std::vector<kern
 // The plan's views for this run, checked against the model.
 void bind_views(Engine& e, const Step& st, LaunchPlan& p) {
   p.held.clear();
+  p.bound.clear();
+  p.bound_epoch = LaunchPlan::kNotBound;
   for (std::size_t i = 0; i < p.params.size(); ++i) {
     const kernels::ParamSpec& ps = p.params[i];
     if (ps.kind == kernels::ArgKind::scalar) continue;
@@ -155,6 +157,7 @@ void bind_views(Engine& e, const Step& st, LaunchPlan& p) {
     }
     p.shapes[i] = kernels::shape_of(h->view);
     p.args[i] = kernels::Arg::of(h->view);
+    p.bound.push_back(h.get());
     p.held.push_back(std::move(h));
   }
 }
@@ -216,12 +219,13 @@ void model_effect(Engine& e, const kernels::KernelEntry& entry, LaunchPlan& p, c
   if (!e.shadow_on && !captured) return;
   std::size_t v = 0;
   for (std::size_t i = 0; i < p.params.size(); ++i)
-    if (p.params[i].kind == kernels::ArgKind::view) p.shadow_args[i].view = ViewLayout::of(p.held[v++]->view);
+    if (p.params[i].kind == kernels::ArgKind::view)
+      p.shadow_args[i].view = ViewLayout::of(p.bound[v++]->view);
   driver::LaunchDims dims;
   (void)kernels::launch_dims(entry, p.shapes, p.grid, p.block, dims);
   auto effect = [entry = &entry, args = p.shadow_args, dims](Shadow& sh) { sh.launch(*entry, args, dims); };
   if (captured) {
-    for (const auto& h : p.held)
+    for (const Handle* h : p.bound)
       if (h->view.extent_bytes() > 0) t.capture->allocations.insert(h->view.allocation_id());
     if (e.shadow_on) t.capture->record->effects.emplace_back(effect);
   } else {
@@ -344,24 +348,32 @@ void exec_launch(Engine& e, const CompiledStep& s, ThreadState& t) {
     ~Release() { p.held.clear(); }
   } release{p};
   e.handles.require_free(s.id);
-  const Stream stream = e.session.stream(e.handles, s);
-  const kernels::KernelEntry* resolved = nullptr;
-  try {
-    bind_views(e, st, p);
-    resolved = &resolve(st, p);
-  } catch (const Error& err) {
-    // A name's refusal is reported by the step's caller (Engine::run_steps).
-    if (!HandleTable::refused()) report_refusal(e, st, p, stream, err.code());
-    throw;
+  std::optional<Stream> keep;
+  const Stream& stream = e.session.stream_ref(e.handles, s, keep);
+  // Without `threads` only this thread changes the handle table: while its
+  // epoch stays the one of the last binding, that binding still holds
+  // (LaunchPlan::bound_epoch) and the views are neither looked up nor held.
+  const bool single_thread = e.program.threads.empty();
+  if (!single_thread || p.bound_epoch != e.handles.epoch()) {
+    try {
+      bind_views(e, st, p);
+      (void)resolve(st, p);
+    } catch (const Error& err) {
+      // A name's refusal is reported by the step's caller (Engine::run_steps).
+      if (!HandleTable::refused()) report_refusal(e, st, p, stream, err.code());
+      throw;
+    }
+    std::uint64_t bytes = 0;
+    for (const Handle* h : p.bound) bytes += h->view.extent_bytes();
+    p.bound_bytes = bytes;
+    if (single_thread) p.bound_epoch = e.handles.epoch();
   }
-  const kernels::KernelEntry& entry = *resolved;
+  const kernels::KernelEntry& entry = *p.resolved;
   e.session.arm_fault(s, stream);
   const std::uint64_t t0 = e.clock.ticks();
   LaunchFuture f = kernels::launch(stream, entry, p.args, p.grid, p.block);
   const std::uint64_t took = e.clock.ticks() - t0;
-  std::uint64_t bytes = 0;
-  for (const auto& h : p.held) bytes += h->view.extent_bytes();
-  e.submitted(s, t, f, bytes, took, true);
+  e.submitted(s, t, f, p.bound_bytes, took, true);
   model_effect(e, entry, p, f, t);
   e.name_future(s, std::move(f));
 }
