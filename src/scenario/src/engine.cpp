@@ -89,7 +89,7 @@ void Engine::submitted(const CompiledStep& st, ThreadState& t, const LaunchFutur
   t.rec->submissions.add(1);
   if (launch) t.rec->launches.add(1);
   t.rec->bytes_moved.add(bytes);
-  if (program.waits_on_streams) session.submitted_on(st.stream_index, f);  // else nobody asks
+  session.submitted_on(st.stream_index, f);
 }
 
 void Engine::name_future(const CompiledStep& st, LaunchFuture f) {

@@ -272,7 +272,6 @@ void HandleTable::convert(Slot id, Slot from, const std::function<View(View&&, b
   View out = make(std::move(h->view), known, unique);
   --sh.model[a].views;  // the consumed view (its handle now holds nothing)
   consumed = std::move(src.handle);
-  bump_epoch();
   h.reset();
   insert_view_locked(*slots_[id], std::move(out));
 }
@@ -297,7 +296,6 @@ void HandleTable::split(Slot of, std::array<Slot, 2> ids, std::uint64_t at) TAND
   auto [lo, hi] = std::move(h->view).split_at(at);
   --sh.model[a].views;
   consumed = std::move(src.handle);
-  bump_epoch();
   h.reset();
   insert_view_locked(*slots_[ids[0]], std::move(lo));
   insert_view_locked(*slots_[ids[1]], std::move(hi));

@@ -250,8 +250,7 @@ std::vector<std::byte> Session::read_view(const View& v) const {
   }
 }
 
-void Session::submitted_on(std::uint32_t stream_index, const LaunchFuture& f) {
-  if (!program_.waits_on_streams) return;  // nobody asks
+void Session::track_last(std::uint32_t stream_index, const LaunchFuture& f) {
   StreamTrack& t = *tracks_[stream_index];
   base::Guard g(t.mu);
   t.last = f;

@@ -88,7 +88,10 @@ class Session {
   [[nodiscard]] std::vector<std::byte> read_view(const View& v) const;
 
   // The last submission on each stream (`wait stream`).
-  void submitted_on(std::uint32_t stream_index, const LaunchFuture& f);
+  void submitted_on(std::uint32_t stream_index, const LaunchFuture& f) {
+    if (program_.waits_on_streams)
+      track_last(stream_index, f);  // else nobody asks (inline: every submission)
+  }
   [[nodiscard]] LaunchFuture last_on(std::uint32_t stream_index);
 
   // A completion_unknown fault aimed at this step fires once per repetition.
@@ -100,6 +103,8 @@ class Session {
   [[nodiscard]] std::uint64_t vram_mark(std::uint32_t device);
 
  private:
+  // The newest submission on the stream, for `wait` steps that name it.
+  void track_last(std::uint32_t stream_index, const LaunchFuture& f);
   struct StreamTrack {
     base::Mutex mu;
     LaunchFuture last TANDEM_GUARDED_BY(mu);
