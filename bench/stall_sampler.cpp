@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <vector>
 
 #if defined(__linux__)
 #include <dirent.h>
@@ -81,6 +83,27 @@ int thread_named(const std::string& name) {
   (void)name;
   return 0;
 #endif
+}
+
+RetireThread retire_thread() {
+  RetireThread out;
+#if defined(__linux__)
+  const int tid = thread_named("tandem-retire");
+  if (tid == 0) return out;
+  const std::string stat = first_line("/proc/self/task/" + std::to_string(tid) + "/stat");
+  // Fields after the command's closing parenthesis: 3 is state; utime and
+  // stime are 14 and 15, the processor 39.
+  const std::size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return out;
+  std::istringstream rest(stat.substr(paren + 1));
+  std::vector<std::string> f{std::istream_iterator<std::string>(rest), {}};
+  if (f.size() >= 37) {
+    const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+    out.cpu_s = (std::stod(f[11]) + std::stod(f[12])) / tick;
+    out.cpu = std::stoi(f[36]);
+  }
+#endif
+  return out;
 }
 
 // Slots 0..lanes-1 are the lanes; the last is the retirement thread.

@@ -24,6 +24,13 @@ namespace tandem_bench {
 // The first line of a file; the tid of this process's thread named `name`.
 std::string first_line(const std::string& path);
 int thread_named(const std::string& name);
+// The retirement thread ("tandem-retire"): the CPU it last ran on and its
+// CPU seconds so far (-1 and 0 where there is none).
+struct RetireThread {
+  int cpu = -1;
+  double cpu_s = 0;
+};
+RetireThread retire_thread();
 
 class StallSampler {
  public:

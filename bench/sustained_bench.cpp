@@ -58,6 +58,9 @@
 // loop's own: K x 4096 x 4), leaked_allocations and quarantined_submissions
 // after a wait_for_retirement, and the release counters (information).
 // lane_balance: the fewest iterations of a thread over the most.
+// retire_cpu_fraction: the retirement thread's CPU seconds over the pair
+// (/proc, 10 ms ticks) over the tracked loop's seconds (information: a
+// thread that spins beside the loop can slow it on a shared core).
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -76,6 +79,7 @@
 #include "bench_env.hpp"
 #include "lanes.hpp"
 #include "paired.hpp"
+#include "stall_sampler.hpp"
 #include "tandem/base/cpu_relax.hpp"
 #include "tandem/kernels/launch.hpp"
 #include "tandem/launch.hpp"
@@ -583,9 +587,11 @@ void BM_SustainedLoad(benchmark::State& st) {
     std::optional<TrackedRun> tracked;
     std::optional<LoopRun> raw;
     const int slices = sustained_slices();
+    double retire_cpu_s = 0;
     for (auto _ : st) {
       // As run_pair (paired.hpp) does, with two result types.
       settle(*e);
+      const RetireThread before = retire_thread();
       if (d != nullptr && slices > 1) {
         RawLoop r(*e, *d, threads);
         TrackedLoop t(*e, threads);
@@ -596,6 +602,7 @@ void BM_SustainedLoad(benchmark::State& st) {
         }
         raw = r.finish();
         tracked = t.finish();
+        retire_cpu_s = retire_thread().cpu_s - before.cpu_s;
         st.SetIterationTime(tracked->loop.seconds);
         continue;
       }
@@ -604,6 +611,7 @@ void BM_SustainedLoad(benchmark::State& st) {
         settle(*e);
       }
       tracked = run_tracked(*e, threads);
+      retire_cpu_s = retire_thread().cpu_s - before.cpu_s;
       if (d != nullptr && call % 2 == 1) {
         settle(*e);
         raw = run_raw(*e, *d, threads);
@@ -617,6 +625,9 @@ void BM_SustainedLoad(benchmark::State& st) {
     st.counters["threads"] = threads;
     st.counters["iterations_per_s"] = t.loop.iterations_per_s;
     st.counters["lane_balance"] = t.loop.lane_balance;
+    // The raw loop makes the retirement thread no work: its CPU over the
+    // pair is the tracked loop's.
+    if (t.loop.seconds > 0) st.counters["retire_cpu_fraction"] = retire_cpu_s / t.loop.seconds;
     if (raw) {
       st.counters["raw_iterations_per_s"] = raw->iterations_per_s;
       st.counters["ratio"] =

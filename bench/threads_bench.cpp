@@ -9,8 +9,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -63,32 +61,6 @@ void BM_RawLaunchThreadsEvents(benchmark::State& st) {
     st.counters["launches_per_s"] =
         seconds > 0 ? static_cast<double>(rounds * st.range(0) * kPerThread) / seconds : 0;
   });
-}
-
-// The retirement thread ("tandem-retire"): the CPU it last ran on and its
-// CPU seconds so far (from /proc; -1 and 0 where there is none).
-struct RetireThread {
-  int cpu = -1;
-  double cpu_s = 0;
-};
-
-RetireThread retire_thread() {
-  RetireThread out;
-  const int tid = thread_named("tandem-retire");
-  if (tid == 0) return out;
-  const std::string stat = first_line("/proc/self/task/" + std::to_string(tid) + "/stat");
-  // Fields after the command's closing parenthesis: 3 is state; utime and
-  // stime are 14 and 15, the processor 39.
-  const std::size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return out;
-  std::istringstream rest(stat.substr(paren + 1));
-  std::vector<std::string> f{std::istream_iterator<std::string>(rest), {}};
-  if (f.size() >= 37) {
-    const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
-    out.cpu_s = (std::stod(f[11]) + std::stod(f[12])) / tick;
-    out.cpu = std::stoi(f[36]);
-  }
-  return out;
 }
 
 // Diagnostics of the lanes (not a judged figure): K lanes, raw or tracked
