@@ -652,6 +652,7 @@ void BM_SustainedLoad(benchmark::State& st) {
     st.counters["quarantined_submissions"] = static_cast<double>(t.quarantined);
     st.counters["stream_ordered_releases"] = static_cast<double>(t.stats.stream_ordered_releases);
     st.counters["host_proven_releases"] = static_cast<double>(t.stats.host_proven_releases);
+    st.counters["same_stream_reuses"] = static_cast<double>(t.stats.same_stream_reuses);
     st.counters["pressure_retries"] = static_cast<double>(t.stats.pressure_retries);
     st.counters["queue_waits"] = static_cast<double>(t.stats.queue_waits);
     if (backlog_on()) {
