@@ -36,7 +36,7 @@ void drain_release_stream(detail::ContextState& ctx) {
   if (ctx.multi_stream_release != MultiStreamRelease::release_stream) return;
   detail::StreamState* r = ctx.ensure_release_stream();
   if (r == nullptr || !r->inbox_ready.load(std::memory_order_acquire)) return;
-  const detail::ProfileScope timed(detail::retire_profile().submitter_drain);
+  const detail::ProfileScope timed(&detail::RetireProfile::submitter_drain);
   base::Guard g(r->mu);
   r->drain_releases(r->next_seq);
 }
@@ -56,14 +56,14 @@ driver::Result place(detail::StreamState& s, std::uint64_t bytes, Placed& out) {
   detail::StreamState::BlockWanted wanted;
   wanted.bytes = bytes;
   if (s.inbox_ready.load(std::memory_order_relaxed)) {
-    const detail::ProfileScope timed(detail::retire_profile().submitter_drain);
+    const detail::ProfileScope timed(&detail::RetireProfile::submitter_drain);
     s.drain_releases(s.next_seq, detail::same_stream_reuse_on() ? &wanted : nullptr);
   }
   out.ptr = wanted.taken;
   driver::Result r = wanted.result;
   // An injected failure of the reuse is this allocation's (it counts as one).
   if (out.ptr == 0 && !r.injected) {
-    const detail::ProfileScope timed(detail::retire_profile().alloc);
+    const detail::ProfileScope timed(&detail::RetireProfile::alloc);
     r = ctx.backend().mem_alloc_async(ctx.handle, ctx.pool, bytes, s.handle, out.ptr);
   }
   if (r.ok()) {

@@ -39,7 +39,7 @@ class AllocationBin {
 
   // A block of BlockBytes: a spare one, else a new one (throws bad_alloc).
   [[nodiscard]] void* take() {
-    if (allocation_bin_on()) {
+    if (on_) {
       base::Guard g(mu_);
       if (count_ != 0) return blocks_[--count_];
     }
@@ -47,7 +47,7 @@ class AllocationBin {
   }
   // Takes back a block from take() whose object is destroyed.
   void give(void* block) noexcept {
-    if (allocation_bin_on()) {
+    if (on_) {
       base::Guard g(mu_);
       if (count_ != kCapacity) {
         blocks_[count_++] = block;
@@ -58,6 +58,9 @@ class AllocationBin {
   }
 
  private:
+  // allocation_bin_on(), read once: not a call (and its static's guard) on
+  // every allocation and every free.
+  const bool on_ = allocation_bin_on();
   base::SpinLock mu_;
   std::uint32_t count_ TANDEM_GUARDED_BY(mu_) = 0;
   void* blocks_[kCapacity] TANDEM_GUARDED_BY(mu_);

@@ -110,7 +110,7 @@ driver::FunctionHandle ContextState::function(const driver::KernelSymbol& symbol
 void ContextState::free_memory(driver::DevicePtr ptr, StreamAnchor* birth, std::uint64_t birth_seq,
                                bool birth_proven) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   if (Retirement::process_is_exiting()) return;  // the process's end returns it
-  const ProfileScope timed(retire_profile().host_free);
+  const ProfileScope timed(&RetireProfile::host_free);
   driver::Backend& b = backend();
   // The GPU is proven done with the memory; only the allocation itself must
   // precede the free, which the birth stream's order gives for free. When

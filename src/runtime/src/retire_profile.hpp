@@ -40,11 +40,14 @@ struct RetireProfile {
 
 RetireProfile& retire_profile() noexcept;
 
-// Times a scope into `total` when the profile is on.
+// Times a scope into retire_profile().*total when the profile is on. Named
+// by member, so that off it costs the one branch on `on`, not a call to
+// retire_profile() as well (two on every allocate + free).
 class ProfileScope {
  public:
-  explicit ProfileScope(RetireProfile::Total& total) noexcept
-      : total_(RetireProfile::on ? &total : nullptr), t0_(total_ ? RetireProfile::now_ns() : 0) {}
+  explicit ProfileScope(RetireProfile::Total RetireProfile::*total) noexcept
+      : total_(RetireProfile::on ? &(retire_profile().*total) : nullptr),
+        t0_(total_ ? RetireProfile::now_ns() : 0) {}
   ~ProfileScope() {
     if (total_) total_->add(RetireProfile::now_ns() - t0_);
   }

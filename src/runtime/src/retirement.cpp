@@ -94,7 +94,7 @@ bool tail_covered(const StreamState& s) noexcept {
 
 driver::Result query(const StreamState& s, const Submission& sub) noexcept {
   if (!sub.evented()) return {driver::Status::completion_unknown, 0, "no completion event"};
-  const ProfileScope timed(retire_profile().query);
+  const ProfileScope timed(&RetireProfile::query);
   return s.ctx->backend().event_query(s.ctx->handle, sub.event);
 }
 
@@ -182,7 +182,7 @@ void Retirement::run() {
     bool progress;
     {
       if (pending_since_ns != 0) retire_profile().between.add(RetireProfile::now_ns() - pending_since_ns);
-      const ProfileScope timed(retire_profile().sweep);
+      const ProfileScope timed(&RetireProfile::sweep);
       progress = sweep(streams, any_pending, deepest);
     }
     pending_since_ns = RetireProfile::on && any_pending ? RetireProfile::now_ns() : 0;
@@ -463,7 +463,7 @@ Submission* Retirement::cover_quiet_tail(StreamState& s,
                                          Submission* newest) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   const bool waiting = waiters_.load(std::memory_order_relaxed) != 0;
   if (!quiet(s, waiting, kCoverQuiet) || !lock_quiet_stream(s, waiting)) return newest;
-  const ProfileScope timed(retire_profile().marker);
+  const ProfileScope timed(&RetireProfile::marker);
   Submission* t = s.tail.load(std::memory_order_relaxed);
   if (t && t->covered && !s.capture) {
     if (event_comes_back(s, newest)) {
@@ -481,7 +481,7 @@ Submission* Retirement::cover_quiet_tail(StreamState& s,
 
 bool Retirement::lock_quiet_stream(StreamState& s, bool waiting) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   if (!waiting) return s.mu.try_lock();
-  const ProfileScope timed(retire_profile().stream_lock);
+  const ProfileScope timed(&RetireProfile::stream_lock);
   s.mu.lock();
   return true;
 }
@@ -555,7 +555,7 @@ bool Retirement::tend_releases(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_
   } else if (!quiet(s, waiting, kReleaseQuiet) || !lock_quiet_stream(s, waiting)) {
     return did;
   }
-  const ProfileScope timed(retire_profile().drain);
+  const ProfileScope timed(&RetireProfile::drain);
   s.drain_releases(s.next_seq);
   if (s.has_uncovered_work() && !s.capture && !event_comes_back(s, s.tail.load(std::memory_order_relaxed))) {
     did |= queue_cover(s);

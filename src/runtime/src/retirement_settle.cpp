@@ -104,7 +104,7 @@ void Retirement::count_drop(AllocationState* a, std::uint32_t n) {
 // order, after the leases are gone, so a waiter that sees "retired" sees the
 // memory released), then unlinks and recycles the records.
 void Retirement::settle(StreamState& s, const Submission* newest) {
-  const ProfileScope timed(retire_profile().settle);
+  const ProfileScope timed(&RetireProfile::settle);
   Submission* last = outcomes_.back().sub;
   std::uint64_t user = 0, retired = 0, quarantined_n = 0, released_leases = 0, quarantined_leases = 0;
   std::uint64_t proven = 0;
@@ -192,7 +192,7 @@ void Retirement::unlink_settled(StreamState& s, const Submission* newest,
   bool locked = false;
   if (takes_tail || quarantined || !s.unlinked_handoffs.empty()) {
     if (quarantined || waiters_.load(std::memory_order_relaxed) != 0) {
-      const ProfileScope timed(retire_profile().stream_lock);
+      const ProfileScope timed(&RetireProfile::stream_lock);
       s.mu.lock();
       locked = true;
     } else {

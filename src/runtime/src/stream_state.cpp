@@ -277,7 +277,7 @@ driver::EventHandle StreamState::take_event() {
     return e;
   }
   driver::EventHandle e;
-  const ProfileScope timed(retire_profile().event_create);
+  const ProfileScope timed(&RetireProfile::event_create);
   ctx->check(ctx->backend().event_create(ctx->handle, e),
              "creating a completion event for stream " + std::to_string(id));
   return e;

@@ -561,7 +561,7 @@ Submission* submit_locked(StreamState& s, SubmitSpec& spec) {
   // Frees of memory dropped behind this stream's work go first: this
   // submission's event then proves them executed (stream_state.hpp).
   if (s.inbox_ready.load(std::memory_order_relaxed)) [[unlikely]] {
-    const ProfileScope timed(retire_profile().submitter_drain);
+    const ProfileScope timed(&RetireProfile::submitter_drain);
     s.drain_releases(sub->seq);
   }
 
