@@ -59,7 +59,8 @@ class AllocationState {
   static AllocationState* create(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
                                  Origin origin, std::function<void()> owner = {});
   // A runtime allocation enqueued on the stream of `birth` (a reference is
-  // taken) before that stream's submission numbered `birth_seq`.
+  // taken, which keeps `ctx`) before that stream's submission numbered
+  // `birth_seq`.
   static AllocationState* create_born(ContextState& ctx, driver::DevicePtr base, std::uint64_t bytes,
                                       StreamAnchor& birth, std::uint64_t birth_seq);
 
@@ -74,6 +75,19 @@ class AllocationState {
   // work still leases is released in stream order (release_in_stream_order).
   void drop_view() noexcept {
     const std::uint64_t w = counts_.load(std::memory_order_acquire);
+    if (w == kView) {
+      // The dropping view is the only count left, of any kind: every count
+      // is added by a holder of one (so by this view's owner, who is
+      // dropping it), and retirement only takes leases off, of which there
+      // are none. Nothing can change the word any more, and the load saw
+      // every drop before it (acquire): the fetch_sub, a locked
+      // read-modify-write on every free of an allocation nothing uses,
+      // would decide nothing. Zero still, for observers of the record.
+      TANDEM_TRACE("drop alloc %lu: its last view", id);
+      counts_.store(0, std::memory_order_relaxed);
+      last_use_gone();
+      return;
+    }
     if (views_of(w) == 1 && graphs_of(w) == 0 && (w >> 40) != 0 && origin == Origin::runtime) {
       release_in_stream_order();
       return;
@@ -123,7 +137,9 @@ class AllocationState {
   }
 
   const std::uint64_t id;
-  ContextState* const ctx;  // strong reference, dropped after the memory is freed
+  // Strong: a reference of its own, or its birth anchor's (StreamAnchor::ctx);
+  // dropped after the memory is freed.
+  ContextState* const ctx;
   // Stream-ordered births (runtime allocations): the stream the allocation
   // was enqueued on, and where (stream_state.hpp, "untracked work"). Work on
   // another stream is ordered after that point before its first use there;
@@ -173,6 +189,8 @@ class AllocationState {
   // Moves the release state from `from` (or any, when from == settled) to
   // `to`, adjusting the context's counters; false if it was not `from`.
   bool move_release(Release from, Release to) noexcept;
+  // The context's counters for a move from `was` to `to`.
+  void count_release_move(Release was, Release to) noexcept;
 
   std::atomic<std::uint32_t> record_refs_{1};  // 1 = "the memory is alive"
   std::atomic<bool> freed_{false};

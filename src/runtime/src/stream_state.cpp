@@ -57,6 +57,16 @@ const std::uint32_t RecordStack::kMaxCapacity = [] {
 const std::uint32_t StreamState::kMaxFreeEvents = static_cast<std::uint32_t>(
     std::clamp<std::int64_t>(tuning_value("TANDEM_MAX_FREE_EVENTS", 0, 0), 0, 1 << 20));
 
+StreamAnchor::StreamAnchor(ContextState* context) noexcept : ctx(context) {
+  if (ctx) ctx->add_ref();
+}
+
+void StreamAnchor::destroy() noexcept {
+  ContextState* const c = ctx;
+  delete this;
+  if (c) c->release();
+}
+
 StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHandle handle_, bool owned_,
                          bool internal_)
     : id(id_),
@@ -64,7 +74,7 @@ StreamState::StreamState(std::uint64_t id_, ContextState& ctx_, driver::StreamHa
       handle(handle_),
       owned(owned_),
       internal(internal_),
-      anchor(new StreamAnchor),
+      anchor(new StreamAnchor(internal_ ? nullptr : &ctx_)),
       retirement(&Retirement::instance()) {
   if (internal) {
     ctx_.add_release_stream_ref();  // ContextState::release says why it weighs more

@@ -73,10 +73,20 @@ struct StreamState;
 // destroyed first (its handles dropped, its work retired); the anchor says
 // whether it still exists and how far its work is proven complete.
 struct StreamAnchor {
+  // Takes a reference on `context` (null: none, the release stream's).
+  explicit StreamAnchor(ContextState* context) noexcept;
   void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept {
-    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
   }
+
+  // A user stream's anchor holds a reference on the stream's context until
+  // it goes: an allocation born on the stream holds the anchor, and so
+  // needs no context reference of its own (AllocationState: two locked
+  // read-modify-writes fewer per allocation). Null for the release
+  // stream's, whose reference on the context weighs differently
+  // (ContextState::release) and on which nothing is born.
+  ContextState* const ctx;
 
   std::atomic<std::uint32_t> refs{1};  // the stream's, plus one per allocation born on it
   // Every operation enqueued on the stream before the submission with this
@@ -86,6 +96,11 @@ struct StreamAnchor {
   // ordering marker); the stream is destroyed only after clearing it.
   base::SpinLock mu;
   StreamState* stream TANDEM_GUARDED_BY(mu) = nullptr;
+
+ private:
+  ~StreamAnchor() = default;
+  // The last reference went: deletes the anchor, then releases `ctx`.
+  void destroy() noexcept;
 };
 
 // Submission records kept for reuse (without events): a stack, reused
