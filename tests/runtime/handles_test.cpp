@@ -224,6 +224,29 @@ TEST_F(Handles, OwnedContextReleasesThePrimaryContextWithItsLastUser) {
   EXPECT_FALSE(be.context_device(h, ordinal).ok()) << "the primary context was never released";
 }
 
+// An allocation born on a stream holds its context through the stream's
+// anchor (StreamAnchor::ctx), not through a reference of its own: with the
+// stream and the Context handle gone it still keeps the context, and its
+// drop, nothing in flight, lets the context go.
+TEST_F(Handles, AnAllocationKeepsItsContextAliveAfterItsBirthStreamIsGone) {
+  driver::Backend& be = platform().backend();
+  int ordinal = -1;
+  std::optional<Context> c = Context::create(device());
+  const driver::ContextHandle h = c->native();
+  std::optional<Stream> s = Stream::create(*c);
+  View v = allocate(*s, DType::u32, 64);
+  (void)fill(*s, v, 3);
+  s.reset();
+  c.reset();
+  ASSERT_TRUE(platform().wait_for_retirement(kPatience));
+  EXPECT_TRUE(be.context_device(h, ordinal).ok()) << "released while an allocation born on it still uses it";
+  EXPECT_EQ(v.context().stats().live_allocations, 1U);
+  EXPECT_EQ(read_u32(Stream::create(v.context()), v), std::vector<std::uint32_t>(64, 3));
+  v = View();
+  EXPECT_TRUE(eventually([&] { return !be.context_device(h, ordinal).ok(); }))
+      << "the primary context was never released";
+}
+
 TEST_F(Handles, BorrowedContextIsNeverDestroyedAndItsKeepAliveOutlivesTheLastUse) {
   driver::Backend& be = platform().backend();
   driver::ContextHandle h;

@@ -9,9 +9,12 @@
 // on that lock came to about a fifth of the loop). The bin hands the block
 // back instead: the thread that destroys a record gives its block here, the
 // next allocation takes it. At most kCapacity blocks wait (about 40 KiB a
-// context); more are freed. Off under AddressSanitizer, which must see each
-// record's memory freed to catch a use after it, and with
-// TANDEM_ALLOCATION_BIN=0 (tuning.hpp).
+// context); more are freed. In front of the bins, each thread keeps one
+// block of a record it destroyed for its next allocation, of any context
+// (allocation_state.cpp, "the spare block"): an allocation dropped on its
+// own thread with nothing in flight takes and gives no lock. Both are off
+// under AddressSanitizer, which must see each record's memory freed to
+// catch a use after it, and with TANDEM_ALLOCATION_BIN=0 (tuning.hpp).
 #pragma once
 
 #include <cstddef>
@@ -45,6 +48,8 @@ class AllocationBin {
     }
     return ::operator new(BlockBytes);
   }
+  // Whether blocks are kept at all (allocation_bin_on()).
+  [[nodiscard]] bool on() const noexcept { return on_; }
   // Takes back a block from take() whose object is destroyed.
   void give(void* block) noexcept {
     if (on_) {
