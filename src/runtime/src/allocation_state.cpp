@@ -280,7 +280,11 @@ void AllocationState::last_use_gone() noexcept {
   const Release release = release_.load(std::memory_order_relaxed);
   if (release == Release::awaiting) c->host_proven_releases.fetch_add(1, std::memory_order_relaxed);
   release_.store(Release::settled, std::memory_order_relaxed);
-  count_release_move(release, Release::settled);
+  if (release == Release::none) {
+    if (holds_memory()) c->unhold_bytes(bytes);  // what count_release_move does for none -> settled
+  } else {
+    count_release_move(release, Release::settled);
+  }
   switch (origin) {
     case Origin::runtime:
       // Released: its free ran on the device, proven (finish_device_release).

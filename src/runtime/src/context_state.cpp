@@ -186,10 +186,6 @@ void ContextState::let_go_of_release_stream() noexcept {
   if (StreamState* r = release_stream.exchange(nullptr, std::memory_order_acq_rel)) r->release();
 }
 
-void ContextState::hold_bytes(std::uint64_t b) noexcept {
-  note_held_bytes(held_bytes.fetch_add(b, std::memory_order_relaxed) + b);
-}
-
 void ContextState::note_held_bytes(std::uint64_t held) noexcept {
   std::uint64_t peak = held_bytes_peak.load(std::memory_order_relaxed);
   while (held > peak && !held_bytes_peak.compare_exchange_weak(peak, held, std::memory_order_relaxed)) {

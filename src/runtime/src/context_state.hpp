@@ -179,8 +179,12 @@ struct ContextState {
   // two counts read at two moments (AllocationState::move_release moves it).
   std::atomic<std::uint64_t> held_bytes{0};
   std::atomic<std::uint64_t> held_bytes_peak{0};
-  // held_bytes += b, raising held_bytes_peak to the sum.
-  void hold_bytes(std::uint64_t b) noexcept;
+  // held_bytes += b, raising held_bytes_peak to the sum. Inline, the peak
+  // only read when not raised (every allocation).
+  void hold_bytes(std::uint64_t b) noexcept {
+    const std::uint64_t held = held_bytes.fetch_add(b, std::memory_order_relaxed) + b;
+    if (held > held_bytes_peak.load(std::memory_order_relaxed)) note_held_bytes(held);
+  }
   void unhold_bytes(std::uint64_t b) noexcept { held_bytes.fetch_sub(b, std::memory_order_relaxed); }
   // Raises held_bytes_peak to `held`.
   void note_held_bytes(std::uint64_t held) noexcept;
