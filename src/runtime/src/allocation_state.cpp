@@ -26,21 +26,15 @@ std::uint64_t next_id(IdKind kind) noexcept {
   // and increase along each thread's submissions and allocations; across
   // threads they are in no time order, and nothing asks them to be (an
   // allocation id only names it and orders tracker locks, docs/runtime.md).
-  constexpr std::uint64_t kBlock = 256;
-  const auto from_block = [&](std::uint64_t& next, std::uint64_t& end) {
-    if (next == end) {
-      next = counters[static_cast<int>(kind)].fetch_add(kBlock, std::memory_order_relaxed);
-      end = next + kBlock;
+  if (kind == IdKind::submission || kind == IdKind::allocation) {
+    constexpr std::uint64_t kBlock = 256;
+    thread_local std::uint64_t next[2] = {}, end[2] = {};
+    const int k = kind == IdKind::allocation ? 1 : 0;
+    if (next[k] == end[k]) {
+      next[k] = counters[static_cast<int>(kind)].fetch_add(kBlock, std::memory_order_relaxed);
+      end[k] = next[k] + kBlock;
     }
-    return next++;
-  };
-  if (kind == IdKind::submission) {
-    thread_local std::uint64_t next = 0, end = 0;
-    return from_block(next, end);
-  }
-  if (kind == IdKind::allocation) {
-    thread_local std::uint64_t next = 0, end = 0;
-    return from_block(next, end);
+    return next[k]++;
   }
   return counters[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
 }
@@ -60,10 +54,8 @@ AllocationState::AllocationState(std::uint64_t id_, ContextState& ctx_, driver::
       birth_seq(birth_seq_),
       counts_(kView),
       owner_(std::move(owner)) {
-  // Born on a user stream, the birth anchor's reference keeps the context
-  // (StreamAnchor::ctx); otherwise the record holds one of its own.
   if (birth) birth->add_ref();
-  if (!birth || birth->ctx != &ctx_) ctx_.add_ref();
+  if (!context_kept_by_birth()) ctx_.add_ref();
   if (origin == Origin::foreign) ctx_.foreign_unreleased.fetch_add(1, std::memory_order_relaxed);
   if (!holds_memory()) return;
   ctx_.hold_bytes(bytes);
@@ -170,6 +162,8 @@ bool AllocationState::move_release(Release from, Release to) noexcept {
   return true;
 }
 
+bool AllocationState::context_kept_by_birth() const noexcept { return birth != nullptr && birth->ctx == ctx; }
+
 void AllocationState::count_release_move(Release was, Release to) noexcept {
   ContextState& c = *ctx;
   const auto count = [&](Release r, std::int64_t sign) {
@@ -271,7 +265,7 @@ void AllocationState::last_use_gone() noexcept {
   if (quarantined()) return;
   ContextState* c = ctx;
   StreamAnchor* const b = birth;
-  const bool context_ref = !b || b->ctx != c;  // else the anchor's keeps it (the constructor)
+  const bool context_ref = !context_kept_by_birth();
   // Only a holder of a count moves the release state (a release holds one
   // of its own in the lease field, and a quarantined lease marks before its
   // count is dropped), and every count is gone: nothing moves it any more,
@@ -280,11 +274,7 @@ void AllocationState::last_use_gone() noexcept {
   const Release release = release_.load(std::memory_order_relaxed);
   if (release == Release::awaiting) c->host_proven_releases.fetch_add(1, std::memory_order_relaxed);
   release_.store(Release::settled, std::memory_order_relaxed);
-  if (release == Release::none) {
-    if (holds_memory()) c->unhold_bytes(bytes);  // what count_release_move does for none -> settled
-  } else {
-    count_release_move(release, Release::settled);
-  }
+  count_release_move(release, Release::settled);
   switch (origin) {
     case Origin::runtime:
       // Released: its free ran on the device, proven (finish_device_release).

@@ -191,6 +191,9 @@ class AllocationState {
   bool move_release(Release from, Release to) noexcept;
   // The context's counters for a move from `was` to `to`.
   void count_release_move(Release was, Release to) noexcept;
+  // Born on a user stream of `ctx`: its birth anchor's reference keeps the
+  // context (StreamAnchor::ctx), and the record holds none of its own.
+  [[nodiscard]] bool context_kept_by_birth() const noexcept;
 
   std::atomic<std::uint32_t> record_refs_{1};  // 1 = "the memory is alive"
   std::atomic<bool> freed_{false};
