@@ -204,6 +204,20 @@ class CompareBandTest(TempDir):
             for row in ("ratios.launch_simt_paired", "ratios.launch_tile_paired"):
                 self.assertIn(row, regressed[0], base)
 
+    def test_rows_a_filtered_run_never_measured_are_missing_not_regressed(self):
+        with open(compare_fixture(self.AA[1]), encoding="utf-8") as f:
+            doc = json.load(f)
+        for key in ("alloc_free", "round_trip_p50"):  # what bench_report writes for a row with no figure
+            doc["ratios"][key].update(value=None, status="absent")
+        path = self.write("filtered.json", doc)
+        r = compare(compare_fixture(self.AA[0]), path, "--band", BAND)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("0 regressed", r.stdout)
+        self.assertIn("ratios.alloc_free (no value in NEW)", r.stdout)
+        r = compare(compare_fixture(self.AA[0]), path, "--band", BAND, "--allow-missing")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("2 missing", r.stdout)
+
     def test_absolute_ns_figures_are_compared_over_the_runs_raw_launch(self):
         with open(compare_fixture(self.AA[1]), encoding="utf-8") as f:
             doc = json.load(f)
