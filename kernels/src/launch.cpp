@@ -116,11 +116,10 @@ const detail::RememberedLaunch* repeat(detail::LaunchMemo& memo_of, const Kernel
   detail::RememberedLaunch* memo = memo_of.find(entry);
   if (memo == nullptr || !memo->may_repeat(n, grid, block)) return nullptr;
   for (std::size_t i = 0; i < n; ++i) {
-    const ParamSpec& p = entry.params[i];
     const Arg& a = args[i];
-    if (p.kind == ArgKind::view) {
+    if (memo->is_view(i)) {
       if (!a.view || !a.view->valid() || !memo->repoint(i, *a.view)) return nullptr;
-      accesses.make(views++, ViewAccess{a.view, access_of(p)});
+      accesses.make(views++, ViewAccess{a.view, memo->access(i)});
     } else if (a.view || !memo->same_scalar(i, a.scalar)) {
       return nullptr;
     }
@@ -128,17 +127,15 @@ const detail::RememberedLaunch* repeat(detail::LaunchMemo& memo_of, const Kernel
   return memo;
 }
 
-}  // namespace
-
-LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
-                    std::optional<driver::Dim3> grid, std::optional<driver::Dim3> block) {
-  TANDEM_PLANTED_LAUNCH_SLOWDOWN();  // nothing unless -DTANDEM_PLANT_LAUNCH_SLOWDOWN=ON (a test build)
-  thread_local detail::LaunchMemo memo;
+// Everything but a repeat: the checks, the packing, and the launch. Apart
+// from launch() so that a repeat's frame holds none of what this one builds
+// (about 2.5 KB of shapes, launch arguments and packed bytes).
+[[gnu::noinline]] LaunchFuture launch_checked(detail::LaunchMemo& memo, StreamRef stream,
+                                              const KernelEntry& entry, std::span<const Arg> args,
+                                              const std::optional<driver::Dim3>& grid,
+                                              const std::optional<driver::Dim3>& block) {
   Slots<ViewAccess> accesses;
   std::size_t views = 0;
-  if (const detail::RememberedLaunch* known = repeat(memo, entry, args, grid, block, accesses, views)) {
-    return tandem::launch(stream, *entry.symbol, known->dims(), known->params(), {accesses.data(), views});
-  }
   driver::LaunchDims dims;
   PackedParams packed;
   // The checks: a refusal reaches a recording (report_refusal) and is
@@ -154,7 +151,6 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
     // 1.5 KB of stack on every launch.
     Slots<ArgShape> shapes;
     Slots<LaunchArg> packed_args;
-    views = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const ParamSpec& p = entry.params[i];
       if (p.kind == ArgKind::view) {
@@ -183,6 +179,20 @@ LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const 
     throw;
   }
   return tandem::launch(stream, *entry.symbol, dims, packed.pointers(), {accesses.data(), views});
+}
+
+}  // namespace
+
+LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,
+                    std::optional<driver::Dim3> grid, std::optional<driver::Dim3> block) {
+  TANDEM_PLANTED_LAUNCH_SLOWDOWN();  // nothing unless -DTANDEM_PLANT_LAUNCH_SLOWDOWN=ON (a test build)
+  thread_local detail::LaunchMemo memo;
+  Slots<ViewAccess> accesses;
+  std::size_t views = 0;
+  if (const detail::RememberedLaunch* known = repeat(memo, entry, args, grid, block, accesses, views)) {
+    return tandem::launch(stream, *entry.symbol, known->dims(), known->params(), {accesses.data(), views});
+  }
+  return launch_checked(memo, stream, entry, args, grid, block);
 }
 
 LaunchFuture launch(StreamRef stream, const KernelEntry& entry, std::span<const Arg> args,

@@ -29,8 +29,10 @@
 namespace tandem::kernels::detail {
 
 // One remembered launch. The fields a repeat reads first sit together at
-// the front; the shapes, scalars and bytes follow, each read only for the
-// arguments the kernel has.
+// the front (the count, grid and block, and per argument whether it is a
+// view, its access and whether it is empty); the shapes, scalars and bytes
+// follow, each read only for the arguments the kernel has. A repeat reads
+// nothing of the catalog entry but its address.
 class RememberedLaunch {
  public:
   // Whether a launch with n arguments, `grid` and `block` may be the
@@ -40,11 +42,16 @@ class RememberedLaunch {
                                 const std::optional<driver::Dim3>& block) const noexcept {
     return n_ == n && grid_ == grid && block_ == block;
   }
+  // Parameter i: a view (else a scalar), and its access when it is one.
+  [[nodiscard]] bool is_view(std::size_t i) const noexcept { return view_[i]; }
+  [[nodiscard]] AccessMode access(std::size_t i) const noexcept { return access_[i]; }
   // Whether view `v` as argument i has the remembered shape; if so, its
   // device pointer is written into the remembered bytes.
   bool repoint(std::size_t i, const View& v) noexcept {
     if (!same(shapes_[i], v)) return false;
-    packed_.set_view_pointer(static_cast<std::uint32_t>(i), v.extent_bytes() ? v.device_ptr() : 0);
+    // An empty view (a zero extent, as View::extent_bytes says) is packed
+    // with a null pointer; the shape, equal, says whether it is one.
+    packed_.set_view_pointer(static_cast<std::uint32_t>(i), empty_[i] ? 0 : v.device_ptr());
     return true;
   }
   [[nodiscard]] bool same_scalar(std::size_t i, const std::optional<ScalarValue>& s) const noexcept {
@@ -58,11 +65,14 @@ class RememberedLaunch {
 
   // After check_args, launch_dims and pack_params passed for these (at most
   // kMaxParams shapes: LaunchMemo::remember checks).
-  void remember(std::span<const ArgShape> shapes, std::span<const LaunchArg> args,
+  void remember(const KernelEntry& e, std::span<const ArgShape> shapes, std::span<const LaunchArg> args,
                 const std::optional<driver::Dim3>& grid, const std::optional<driver::Dim3>& block,
                 const driver::LaunchDims& dims, const PackedParams& packed) noexcept {
     n_ = shapes.size();
     for (std::size_t i = 0; i < n_; ++i) {
+      view_[i] = e.params[i].kind == ArgKind::view;
+      access_[i] = e.params[i].mode;
+      empty_[i] = empty(shapes[i]);
       shapes_[i] = shapes[i];
       scalars_[i] = args[i].scalar;
     }
@@ -74,21 +84,33 @@ class RememberedLaunch {
   }
 
   // Equal as shape_of(v) would be, in what the checks and the packing see:
-  // dtype, rank, and extent and stride in each of the rank's dimensions.
+  // dtype, rank, and extent and stride in each of the rank's dimensions. A
+  // buffer's shape is its view's own rank-1 shape (View::set_buffer): read
+  // in place, as a tensor's is.
   static bool same(const ArgShape& a, const View& v) noexcept {
-    if (a.dtype != v.dtype()) return false;
-    if (!v.is_tensor())
-      return a.rank == 1 && a.stride[0] == 1 && a.shape[0] == static_cast<std::int64_t>(v.element_count());
-    const std::span<const std::int64_t> shape = v.shape(), strides = v.strides();
-    if (a.rank != static_cast<int>(shape.size())) return false;
-    for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (a.dtype != v.dtype() || a.rank != v.rank()) return false;
+    const std::int64_t* shape = v.shape().data();
+    const std::int64_t* strides = v.strides().data();
+    if (!v.is_tensor()) return a.rank == 1 && a.shape[0] == shape[0] && a.stride[0] == 1 && strides[0] == 1;
+    for (int k = 0; k < a.rank; ++k) {
       if (a.shape[k] != shape[k] || a.stride[k] != strides[k]) return false;
     }
     return true;
   }
+  // What View::extent_bytes() == 0 means, read from the shape.
+  static bool empty(const ArgShape& a) noexcept {
+    if (a.rank == 0) return true;
+    for (int k = 0; k < a.rank; ++k) {
+      if (a.shape[k] == 0) return true;
+    }
+    return false;
+  }
 
   std::size_t n_ = 0;
   std::optional<driver::Dim3> grid_, block_;
+  bool view_[PackedParams::kMaxParams] = {};
+  AccessMode access_[PackedParams::kMaxParams] = {};
+  bool empty_[PackedParams::kMaxParams] = {};
   driver::LaunchDims dims_;
   void** params_ = nullptr;
   ArgShape shapes_[PackedParams::kMaxParams];
@@ -122,7 +144,7 @@ class LaunchMemo {
     }
     entries_[i] = nullptr;  // until complete
     if (shapes.size() > PackedParams::kMaxParams) return;
-    launches_[i].remember(shapes, args, grid, block, dims, packed);
+    launches_[i].remember(e, shapes, args, grid, block, dims, packed);
     entries_[i] = &e;
   }
 

@@ -109,10 +109,6 @@ void** PackedParams::pointers() noexcept {
   return pointers_;
 }
 
-void PackedParams::set_view_pointer(std::uint32_t i, driver::DevicePtr ptr) noexcept {
-  if (i < count_) put(storage_[i], static_cast<std::uint64_t>(ptr));
-}
-
 std::span<const std::byte> PackedParams::bytes(std::uint32_t i) const noexcept {
   if (i >= count_) return {};
   return {storage_[i], sizes_[i]};

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -173,6 +174,32 @@ TEST_F(LaunchMemo, AnElementTypeThatChangesAfterAPassingLaunchIsCheckedAgain) {
 
   (void)k::launch(s_, *copy_, good);
   EXPECT_EQ(error_of(launch_bad), expected);
+  ASSERT_TRUE(ctx_.wait_for_retirement(std::chrono::seconds(30)));
+}
+
+TEST_F(LaunchMemo, StridesThatChangeAfterAPassingLaunchAreCheckedAgainAndReadAsTheViewsOwn) {
+  const k::KernelEntry* tile_copy = k::find(k::Model::tile, "copy", DType::f32, nullptr, 2);
+  ASSERT_NE(tile_copy, nullptr);
+  std::vector<float> values(64);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);  // x[r, c] = 8r + c
+  View whole = allocate(s_, DType::f32, 64);
+  (void)upload(s_, whole, std::as_bytes(std::span<const float>(values)));
+  const std::int64_t square[] = {8, 8}, narrow[] = {8, 4};
+  whole = std::move(whole).to_tensor(square);
+  const DimRange left[] = {{0, 8}, {0, 4}};
+  const View strided = whole.tensor_view(std::nullopt, left);              // 8 x 4, strides {8, 1}
+  const View contiguous = allocate(s_, DType::f32, 32).to_tensor(narrow);  // 8 x 4, strides {4, 1}
+  View first = allocate(s_, DType::f32, 32).to_tensor(narrow);
+  View second = allocate(s_, DType::f32, 32).to_tensor(narrow);
+  const k::Arg remembered[] = {k::Arg::of(contiguous), k::Arg::of(first)};
+  const k::Arg other_strides[] = {k::Arg::of(strided), k::Arg::of(second)};
+  (void)k::launch(s_, *tile_copy, remembered);
+  (void)k::launch(s_, *tile_copy, other_strides);  // the same shapes, not the same strides: no repeat
+  std::vector<float> expected;
+  for (int r = 0; r < 8; ++r) {
+    for (int c = 0; c < 4; ++c) expected.push_back(static_cast<float>(8 * r + c));
+  }
+  EXPECT_EQ(floats(std::move(second).into_buffer()), expected);
   ASSERT_TRUE(ctx_.wait_for_retirement(std::chrono::seconds(30)));
 }
 

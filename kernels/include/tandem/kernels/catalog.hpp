@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -225,8 +226,11 @@ class PackedParams {
   [[nodiscard]] std::span<const std::byte> bytes(std::uint32_t i) const noexcept;
   // Points view parameter i (a BufferParam or TensorParam, whose first 8
   // bytes are the device pointer) at `ptr`, the rest of its bytes kept: a
-  // repeat of a launch on other views of the same shapes.
-  void set_view_pointer(std::uint32_t i, driver::DevicePtr ptr) noexcept;
+  // repeat of a launch on other views of the same shapes. Inline: a
+  // repeated kernels::launch calls it for each view.
+  void set_view_pointer(std::uint32_t i, driver::DevicePtr ptr) noexcept {
+    if (i < count_) std::memcpy(storage_[i], &ptr, sizeof ptr);  // DevicePtr: the slot's first 8 bytes
+  }
 
  private:
   friend std::string pack_params(const KernelEntry&, std::span<const LaunchArg>, PackedParams&);
