@@ -235,6 +235,30 @@ class CompareBandTest(TempDir):
         r = compare(base, self.write("slower.json", slower), "--no-band", "--no-normalise")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
 
+    def test_leave_one_out_judges_each_run_by_a_band_that_never_saw_it(self):
+        a, b = compare_fixture(self.AA[0]), compare_fixture(self.AA[1])
+        with open(b, encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["absolute"]["uniqueness_ns"]["value"] *= 3  # a third machine three times slower at this one figure
+        odd = self.write("odd.json", doc)
+        out = os.path.join(self.tmp.name, "band.json")
+        r = run(os.path.join(SCRIPTS, "compare"), "--fit-band", a, b, odd, "--out", out, "--leave-one-out")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)  # information, not a verdict
+        with open(out, encoding="utf-8") as f:
+            folds = json.load(f)["leave_one_out"]
+        self.assertEqual(len(folds), 6)  # each of 3 runs left out, judged from each of the other 2
+        for fold in folds:
+            if fold["left_out"] == odd:  # the band of the other two never saw it
+                self.assertEqual(fold["regressed"], ["absolute.uniqueness_ns"], fold)
+            else:
+                self.assertNotIn("absolute.uniqueness_ns", fold["regressed"], fold)
+        # 50d1681 left out: its round trip was 10 % slower than 55c6aee's (which changed retirement), and a
+        # band of 55c6aee and its copy has not seen that move.
+        self.assertIn("leave-one-out (2 of 6 checks passed", r.stdout)
+        r = run(os.path.join(SCRIPTS, "compare"), "--fit-band", a, b, "--out", out, "--leave-one-out")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("at least three runs", r.stderr)
+
     def test_fit_band_from_aa_runs_and_check_a_held_out_pair(self):
         out = os.path.join(self.tmp.name, "band.json")
         a, b = compare_fixture(self.AA[0]), compare_fixture(self.AA[1])
