@@ -21,6 +21,8 @@
 #    Wanted: the kernels::launch rows after ed98eb6 (a repeat's frame 2.6 KB -> 184 B, 324 -> 253
 #    own instructions on the host): their overhead minus the prepared rows' overhead, against
 #    a62f46f's 60 / 41 ns (results/h100/s40-a62f46f) and c70af80's 86 / 69 ns on that machine.
-# 3. With what is left (about 360 s): TANDEM_GPU_CHECK_BENCH=0 TANDEM_GIT_REV=<HEAD>
+# 3. The kernels::launch gap, one paired row a process (about 150 s): REV=<HEAD> timeout 300 bash
+#    results/pending/catalog-gap.sh (why: its header). Before the gpu-check if time is short.
+# 4. With what is left (about 360 s): TANDEM_GPU_CHECK_BENCH=0 TANDEM_GIT_REV=<HEAD>
 #    TANDEM_SANITIZER_BUDGET_S=200 timeout 560 scripts/gpu-check $OUT/g (as session 40 did).
 echo "results/pending/run.sh is a plan, not a script: read it" >&2; exit 2
