@@ -72,7 +72,7 @@ class RememberedLaunch {
     for (std::size_t i = 0; i < n_; ++i) {
       view_[i] = e.params[i].kind == ArgKind::view;
       access_[i] = e.params[i].mode;
-      empty_[i] = empty(shapes[i]);
+      empty_[i] = shapes[i].rank == 0 || shapes[i].elements() == 0;  // View::extent_bytes() == 0
       shapes_[i] = shapes[i];
       scalars_[i] = args[i].scalar;
     }
@@ -85,25 +85,17 @@ class RememberedLaunch {
 
   // Equal as shape_of(v) would be, in what the checks and the packing see:
   // dtype, rank, and extent and stride in each of the rank's dimensions. A
-  // buffer's shape is its view's own rank-1 shape (View::set_buffer): read
-  // in place, as a tensor's is.
+  // buffer's view holds the rank-1 shape and stride 1 that
+  // ArgShape::buffer gives it (View::set_buffer), so one comparison serves
+  // buffers and tensors.
   static bool same(const ArgShape& a, const View& v) noexcept {
     if (a.dtype != v.dtype() || a.rank != v.rank()) return false;
     const std::int64_t* shape = v.shape().data();
     const std::int64_t* strides = v.strides().data();
-    if (!v.is_tensor()) return a.rank == 1 && a.shape[0] == shape[0] && a.stride[0] == 1 && strides[0] == 1;
     for (int k = 0; k < a.rank; ++k) {
       if (a.shape[k] != shape[k] || a.stride[k] != strides[k]) return false;
     }
     return true;
-  }
-  // What View::extent_bytes() == 0 means, read from the shape.
-  static bool empty(const ArgShape& a) noexcept {
-    if (a.rank == 0) return true;
-    for (int k = 0; k < a.rank; ++k) {
-      if (a.shape[k] == 0) return true;
-    }
-    return false;
   }
 
   std::size_t n_ = 0;
