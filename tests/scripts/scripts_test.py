@@ -139,6 +139,9 @@ class CompareReportTest(unittest.TestCase):
 
 COMPARE_FIXTURES = os.path.join(HERE, "compare_fixtures")
 BAND = os.path.join(ROOT, "results", "h200", "noise-band.json")
+H100_BAND = os.path.join(ROOT, "results", "h100", "noise-band.json")
+H100_AA = os.path.join(ROOT, "results", "h100", "aa-c70af80")  # its README says what each run is
+H100_AA_RUNS = [os.path.join(H100_AA, f"run-{n}", "bench.json") for n in range(1, 5)]
 
 
 def compare_fixture(name):
@@ -203,6 +206,26 @@ class CompareBandTest(TempDir):
             self.assertTrue(regressed, r.stdout)
             for row in ("ratios.launch_simt_paired", "ratios.launch_tile_paired"):
                 self.assertIn(row, regressed[0], base)
+
+    def test_a_real_planted_launch_slowdown_on_the_h100_fails_from_every_aa_run(self):
+        # A -DTANDEM_PLANT_LAUNCH_SLOWDOWN=ON build on a lent H100, the launch rows only.
+        planted = os.path.join(H100_AA, "planted", "bench.json")
+        for base in H100_AA_RUNS:
+            r = compare(base, planted, "--band", H100_BAND, "--allow-missing")
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            regressed = [line for line in r.stdout.splitlines() if line.startswith("regressed:")]
+            self.assertTrue(regressed, r.stdout)
+            for row in ("ratios.launch_simt_paired", "ratios.launch_tile_paired"):
+                self.assertIn(row, regressed[0], base)
+
+    def test_any_two_h100_aa_runs_and_a_held_out_pair_pass_with_the_h100_band(self):
+        held_out = [os.path.join(ROOT, "results", "h100", "s38-ae97fb3", d, "bench.json")
+                    for d in ("gpu-check-366ec4e", "bench-ae97fb3")]
+        pairs = [(a, b) for a in H100_AA_RUNS for b in H100_AA_RUNS if a != b] + [tuple(held_out)]
+        for base, new in pairs:
+            r = compare(base, new, "--band", H100_BAND)
+            self.assertEqual(r.returncode, 0, f"{base} -> {new}\n" + r.stdout + r.stderr)
+            self.assertIn(" 0 regressed", r.stdout)
 
     def test_rows_a_filtered_run_never_measured_are_missing_not_regressed(self):
         with open(compare_fixture(self.AA[1]), encoding="utf-8") as f:
