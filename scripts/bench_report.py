@@ -27,6 +27,16 @@ reads 0) and any judged value that is not a finite number is `absent`, never
 0 (which would pass a "<=" target). bench.md's summary line says
 "FAILED: N miss, M absent: <keys>" when any judged target missed or is absent.
 
+--process-bench FILE (repeatable; scripts/bench passes 3): the launch
+benchmarks alone, each file from a process of its own. Every judged launch
+row (the paired SIMT and Tile ratios, the four launch overhead rows) is then
+judged again as `<key>_processes`: its figure in each process against that
+process's own target (the overhead against that process's separate raw
+launch), passing only when every process passes; the row shows the worst
+process, and bench.md lists each. A file that is missing, unreadable or
+lacks the figure makes the row absent. Without the option these rows are not
+written, and bench.md says they were not run.
+
 --strict (scripts/bench passes it): exit 1 when a benchmark failed or leaked,
 or a judged target missed or is absent; without it those are recorded only.
 Python 3 stdlib only. Exit status: 0 written (with --strict: and every judged
@@ -650,6 +660,72 @@ def absolute_entry(a, figures, peers=None):
     return e
 
 
+# The judged launch rows measured again in processes of their own (--process-bench): in the suite they run
+# after other benchmarks in one long process; a user's program launches from a fresh one. Both are judged.
+PROCESS_ROW_KEYS = ("launch_simt_paired", "launch_tile_paired", "launch_simt_overhead", "launch_tile_overhead",
+                    "launch_simt_catalog_overhead", "launch_tile_catalog_overhead")
+PROCESS_SUFFIX = "_processes"
+
+
+def target_bound(target):
+    """(op, number) of a target string such as "<= 1.1" or "<= 312.7", or (None, None)."""
+    parts = (target or "").split()
+    if len(parts) != 2:
+        return None, None
+    try:
+        return parts[0], float(parts[1])
+    except ValueError:
+        return None, None
+
+
+def process_entry(row, section, per_process):
+    """One launch row judged in each process: per_process holds, for each --process-bench file, its figures
+    or the reason it has none. The entry is the worst process's (the largest excess over its own bound,
+    or the process with no figure), with every process's value, target and status under `processes`."""
+    entries = []
+    for i, (figures, why) in enumerate(per_process, 1):
+        e = ratio_entry(row, figures or {}) if section == "ratios" else absolute_entry(row, figures or {})
+        if figures is None:
+            e["why"] = why  # the file, not the benchmark, is what is missing
+        entries.append((i, e))
+
+    def excess(item):
+        e = item[1]
+        op, bound = target_bound(e.get("target"))
+        if e["status"] == "absent" or bound is None:
+            return math.inf
+        return (e["value"] - bound) if op == "<=" else (bound - e["value"])
+    worst_i, worst = max(entries, key=excess)
+    out = {k: v for k, v in worst.items() if k not in ("why",)}
+    n = len(entries)
+    out["title"] = f"{row.title}, in each of {n} processes of its own (the worst, process {worst_i})"
+    out["processes"] = [{"value": clean(e.get("value")), "target": e.get("target"), "status": e["status"],
+                         **({"why": e["why"]} if e.get("why") else {})} for _, e in entries]
+    statuses = [e["status"] for _, e in entries]
+    out["status"] = "absent" if "absent" in statuses else ("miss" if "miss" in statuses else "pass")
+    whys = [f"process {i}: {e['why']}" for i, e in entries if e["status"] == "absent" and e.get("why")]
+    if whys:
+        out["why"] = "; ".join(whys)
+    return out
+
+
+def process_rows(paths):
+    """({key: entry} for `ratios`, the same for `absolute`) from the --process-bench files."""
+    per_process = []
+    for path in paths:
+        try:
+            per_process.append((gbench_json.load(path)[1], None))
+        except (OSError, ValueError, KeyError) as ex:
+            per_process.append((None, f"{os.path.basename(path)}: {ex}"))
+    rows = {r.key: ("ratios", r) for r in RATIOS}
+    rows.update({a.key: ("absolute", a) for a in ABSOLUTES})
+    out = {"ratios": {}, "absolute": {}}
+    for key in PROCESS_ROW_KEYS:
+        section, row = rows[key]
+        out[section][key + PROCESS_SUFFIX] = process_entry(row, section, per_process)
+    return out["ratios"], out["absolute"]
+
+
 def git_revision(explicit, context):
     if explicit:
         return explicit
@@ -667,7 +743,7 @@ def git_revision(explicit, context):
     return context.get("tandem_git", "unknown")
 
 
-def build(bench_path, peers_path, git, bench_rc, host_path=None):
+def build(bench_path, peers_path, git, bench_rc, host_path=None, process_paths=()):
     context, figures = gbench_json.load(bench_path)
     if host_path:
         _, host_figures = gbench_json.load(host_path)
@@ -688,6 +764,10 @@ def build(bench_path, peers_path, git, bench_rc, host_path=None):
             peers = json.load(f)
     ratios = {r.key: ratio_entry(r, figures, peers) for r in RATIOS}
     absolute = {a.key: absolute_entry(a, figures, peers) for a in ABSOLUTES}
+    if process_paths:
+        in_processes = process_rows(process_paths)
+        ratios.update(in_processes[0])
+        absolute.update(in_processes[1])
     judged = [e["status"] for e in list(ratios.values()) + list(absolute.values()) if e["status"] != "info"]
     summary = {s: judged.count(s) for s in ("pass", "miss", "absent")}
     for s in ("miss", "absent"):  # which targets, by key, for the FAILED line and --strict
@@ -707,7 +787,8 @@ def build(bench_path, peers_path, git, bench_rc, host_path=None):
                  "benchmark_library_build": context.get("library_build_type")},
         "sources": {"benchmarks": os.path.basename(bench_path),
                     "host_benchmarks": os.path.basename(host_path) if host_path else None,
-                    "peers": os.path.basename(peers_path) if peers is not None else None},
+                    "peers": os.path.basename(peers_path) if peers is not None else None,
+                    "process_benchmarks": [os.path.basename(p) for p in process_paths]},
         "summary": summary,
         "ratios": ratios,
         "absolute": absolute,
@@ -812,6 +893,7 @@ def markdown(doc):
     if absent:
         lines += ["", "Targets not judged (absent, or information only) and why:", ""]
         lines += [f"- {e['title']}: {e.get('why', 'no figure')}" for e in absent]
+    lines += processes_markdown(doc)
     lines += peers_markdown(doc)
     lines += big_buffer_markdown(doc)
     if doc["failures"]:
@@ -826,6 +908,31 @@ def markdown(doc):
         lines += ["", "Leaks:", ""]
         lines += [f"- `{x['benchmark']}`: {x['counter']} = {x['value']}" for x in doc["leaks"]]
     return "\n".join(lines) + "\n"
+
+
+def processes_markdown(doc):
+    """Each judged launch row in every process of its own (--process-bench), or that they were not run."""
+    rows = [e for sec in ("ratios", "absolute") for k, e in doc[sec].items() if k.endswith(PROCESS_SUFFIX)]
+    if not rows:
+        return ["", "Launch rows in processes of their own: not run (scripts/bench runs them; "
+                "bench_report.py --process-bench)."]
+    n = max(len(e["processes"]) for e in rows)
+    out = ["", f"Launch rows in processes of their own ({n} processes, each only the launch benchmarks; "
+           "each process judged against its own target):", "",
+           "| row | " + " | ".join(f"process {i}" for i in range(1, n + 1)) + " | |",
+           "|---|" + "---|" * n + "---|"]
+    for e in rows:
+        unit = e.get("unit", "")
+
+        def cell(p):
+            v = p["value"]
+            if v is None:
+                return "— (absent)"
+            shown = fmt(v, "time_ns") if unit == "ns" else f"{v:.3f}×"
+            return f"{shown} {target_text(p['target'], unit)} {p['status']}"
+        out.append(f"| {e['title'].split(', in each of')[0]} | " + " | ".join(cell(p) for p in e["processes"]) +
+                   f" | {e['status']} |")
+    return out
 
 
 # What a launch through each launcher does besides launching (the peers' own entries carry theirs).
@@ -917,6 +1024,9 @@ def targets_markdown():
     figures = {}
     rows = [("ratios", r.key, ratio_entry(r, figures)) for r in RATIOS] + \
            [("absolute", a.key, absolute_entry(a, figures)) for a in ABSOLUTES]
+    rows += [(section, key + PROCESS_SUFFIX, dict(e, title=f"{e['title']}, in each of 3 processes of its own "
+                                                       "(scripts/bench)"))
+             for section, key, e in rows if key in PROCESS_ROW_KEYS]
     lines = ["| figure | target | key |", "|---|---|---|"]
     for _, key, e in rows:
         if not e.get("target") or e["status"] == "info":
@@ -941,6 +1051,9 @@ def main():
     ap.add_argument("--bench", required=True, help="tandem_bench --benchmark_out JSON")
     ap.add_argument("--peers", help="scripts/peers.py output (optional)")
     ap.add_argument("--host-bench", help="the same benchmarks on the host-only backend (optional)")
+    ap.add_argument("--process-bench", action="append", default=[], metavar="FILE",
+                    help="the launch benchmarks alone, from a process of their own (repeatable; scripts/bench "
+                         "passes 3): each judged launch row is judged again in every one (<key>_processes)")
     ap.add_argument("--out", required=True, help="bench.json to write")
     ap.add_argument("--md", help="bench.md to write")
     ap.add_argument("--git", help="git revision (default: $TANDEM_GIT_REV, git rev-parse, the binary's)")
@@ -949,7 +1062,7 @@ def main():
                     help="exit 1 when a benchmark failed or leaked, or a judged target missed or is absent")
     args = ap.parse_args()
     try:
-        doc = build(args.bench, args.peers, args.git, args.bench_rc, args.host_bench)
+        doc = build(args.bench, args.peers, args.git, args.bench_rc, args.host_bench, args.process_bench)
     except (OSError, ValueError, KeyError) as ex:
         print(f"bench_report: {ex}", file=sys.stderr)
         return 2

@@ -693,6 +693,56 @@ class FiguresThatHoldTest(ReportCase):
         self.assertIn("| SIMT launch: overhead per launch, tracked - raw (paired)", md)
         self.assertIn("| 310.0 ns | ≤ 340.0 ns | pass |", md)
 
+    def process_bench(self, name, simt_ratio, tile_overhead, raw_tile_ns):
+        """The launch benchmarks alone, as one of scripts/bench's processes writes them."""
+        return self.write_bench(name, "cuda", self.runs(
+            "BM_PairedSimtLaunch", [1e6] * 3, 1, ratio=[simt_ratio] * 3, raw_ns=[3000] * 3,
+            tracked_ns=[3000 * simt_ratio] * 3, overhead_ns=[200] * 3) + self.runs(
+            "BM_PairedTileLaunch", [1e6] * 3, 1, ratio=[1.05] * 3, raw_ns=[3000] * 3, tracked_ns=[3150] * 3,
+            overhead_ns=[tile_overhead] * 3) + self.runs(
+            "BM_PairedCatalogSimtLaunch", [1e6] * 3, 1, ratio=[1.07] * 3, raw_ns=[3000] * 3, tracked_ns=[3210] * 3,
+            overhead_ns=[210] * 3) + self.runs(
+            "BM_PairedCatalogTileLaunch", [1e6] * 3, 1, ratio=[1.07] * 3, raw_ns=[3000] * 3, tracked_ns=[3210] * 3,
+            overhead_ns=[220] * 3) + self.runs("BM_RawLaunch", [3000] * 3) + self.runs(
+            "BM_RawTileLaunch", [raw_tile_ns] * 3))
+
+    def test_each_launch_row_is_judged_in_every_process_against_that_processs_own_raw_launch(self):
+        # Process 2's Tile overhead (280 ns) passes against 0.1 x its 3000 ns raw launch; process 3's smaller
+        # one (250 ns) misses against its own faster raw launch (2400 ns: <= 240 ns).
+        procs = [self.process_bench("p1.json", 1.06, 200, 3000), self.process_bench("p2.json", 1.09, 280, 3000),
+                 self.process_bench("p3.json", 1.08, 250, 2400)]
+        extra = [a for p in procs for a in ("--process-bench", p)]
+        doc, md, _ = self.report(fixture("gbench_base.json"), *extra)
+        simt = doc["ratios"]["launch_simt_paired_processes"]
+        self.assertEqual(simt["status"], "pass")
+        self.assertAlmostEqual(simt["value"], 1.09)  # the worst process
+        self.assertEqual([round(p["value"], 2) for p in simt["processes"]], [1.06, 1.09, 1.08])
+        self.assertIn("process 2", simt["title"])
+        tile = doc["absolute"]["launch_tile_overhead_processes"]
+        self.assertEqual(tile["status"], "miss")
+        self.assertEqual([p["status"] for p in tile["processes"]], ["pass", "pass", "miss"])
+        self.assertEqual((tile["value"], tile["target"]), (250, "<= 240.0"))  # the worst against its own bound
+        self.assertIn("launch_tile_overhead_processes", doc["summary"]["miss_keys"])
+        self.assertEqual(doc["absolute"]["launch_tile_catalog_overhead_processes"]["status"], "pass")  # 220 <= 240
+        self.assertEqual(doc["absolute"]["launch_simt_catalog_overhead_processes"]["status"], "pass")
+        self.assertEqual(doc["sources"]["process_benchmarks"], ["p1.json", "p2.json", "p3.json"])
+        self.assertIn("Launch rows in processes of their own (3 processes", md)
+        self.assertIn("| 250.0 ns ≤ 240.0 ns miss |", md)
+
+    def test_a_process_that_wrote_nothing_makes_its_rows_absent(self):
+        procs = [self.process_bench("p1.json", 1.06, 200, 3000), os.path.join(self.tmp.name, "never-written.json")]
+        doc, md, _ = self.report(fixture("gbench_base.json"), *[a for p in procs for a in ("--process-bench", p)])
+        e = doc["ratios"]["launch_simt_paired_processes"]
+        self.assertEqual(e["status"], "absent")
+        self.assertIn("process 2: never-written.json", e["why"])
+        self.assertEqual(e["processes"][0]["status"], "pass")
+        self.assertIn("launch_simt_paired_processes", doc["summary"]["absent_keys"])
+
+    def test_without_process_runs_the_rows_are_not_written_and_bench_md_says_so(self):
+        doc, md, _ = self.report(fixture("gbench_base.json"))
+        self.assertNotIn("launch_simt_paired_processes", doc["ratios"])
+        self.assertIn("Launch rows in processes of their own: not run", md)
+
     def test_overhead_without_the_separate_raw_launch_is_absent(self):
         bench = self.write_bench("gpu.json", "cuda", self.runs(
             "BM_PairedSimtLaunch", [1e6] * 3, 1, ratio=[1.0] * 3, raw_ns=[4400] * 3, tracked_ns=[4400] * 3,
