@@ -696,7 +696,7 @@ def process_entry(row, section, per_process):
             return math.inf
         return (e["value"] - bound) if op == "<=" else (bound - e["value"])
     worst_i, worst = max(entries, key=excess)
-    out = {k: v for k, v in worst.items() if k not in ("why",)}
+    out = {k: v for k, v in worst.items() if k != "why"}
     n = len(entries)
     out["title"] = f"{row.title}, in each of {n} processes of its own (the worst, process {worst_i})"
     out["processes"] = [{"value": clean(e.get("value")), "target": e.get("target"), "status": e["status"],

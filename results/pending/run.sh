@@ -21,7 +21,7 @@
 #      cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_GIT_REV=<HEAD> >/dev/null \
 #        && cmake --build build-gpu -j16 >/dev/null && TANDEM_GIT_REV=<HEAD> timeout 540 scripts/bench \
 #        $OUT/b --build build-gpu > $OUT/b-console.txt 2>&1; cd $OUT && tar czf b.tgz b b-console.txt
-# 4. With what is left: REV=<HEAD> timeout 300 bash results/pending/suite-order.sh once more on
+# 4. With what is left: REV=<HEAD> timeout 300 bash results/h100/s41-b8dd656/suite-order/run.sh once more on
 #    another machine (session 41: after the thread families the paired rows sat at 1.10 and
 #    343-369 ns; otherwise 88-433 ns: a suite effect suspected, not established).
 echo "results/pending/run.sh is a plan, not a script: read it" >&2; exit 2

@@ -198,25 +198,24 @@ class CompareBandTest(TempDir):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("absolute.drop_max_ns", r.stdout)
 
+    def assert_fails_naming_the_launch_rows(self, base, planted, *extra):
+        r = compare(base, planted, *extra)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        regressed = [line for line in r.stdout.splitlines() if line.startswith("regressed:")]
+        self.assertTrue(regressed, r.stdout)
+        for row in ("ratios.launch_simt_paired", "ratios.launch_tile_paired"):
+            self.assertIn(row, regressed[0], base)
+
     def test_a_planted_ten_percent_launch_slowdown_fails_and_names_the_launch_rows(self):
         for base in self.AA:  # against the other machine's run and against its own source
-            r = compare(compare_fixture(base), compare_fixture("planted-55c6aee.bench.json"), "--band", BAND)
-            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-            regressed = [line for line in r.stdout.splitlines() if line.startswith("regressed:")]
-            self.assertTrue(regressed, r.stdout)
-            for row in ("ratios.launch_simt_paired", "ratios.launch_tile_paired"):
-                self.assertIn(row, regressed[0], base)
+            self.assert_fails_naming_the_launch_rows(compare_fixture(base),
+                                                     compare_fixture("planted-55c6aee.bench.json"), "--band", BAND)
 
     def test_a_real_planted_launch_slowdown_on_the_h100_fails_from_every_aa_run(self):
         # A -DTANDEM_PLANT_LAUNCH_SLOWDOWN=ON build on a lent H100, the launch rows only.
         planted = os.path.join(H100_AA, "planted", "bench.json")
         for base in H100_AA_RUNS:
-            r = compare(base, planted, "--band", H100_BAND, "--allow-missing")
-            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-            regressed = [line for line in r.stdout.splitlines() if line.startswith("regressed:")]
-            self.assertTrue(regressed, r.stdout)
-            for row in ("ratios.launch_simt_paired", "ratios.launch_tile_paired"):
-                self.assertIn(row, regressed[0], base)
+            self.assert_fails_naming_the_launch_rows(base, planted, "--band", H100_BAND, "--allow-missing")
 
     def test_any_two_h100_aa_runs_and_a_held_out_pair_pass_with_the_h100_band(self):
         held_out = [os.path.join(ROOT, "results", "h100", "s38-ae97fb3", d, "bench.json")
