@@ -141,7 +141,7 @@ COMPARE_FIXTURES = os.path.join(HERE, "compare_fixtures")
 BAND = os.path.join(ROOT, "results", "h200", "noise-band.json")
 H100_BAND = os.path.join(ROOT, "results", "h100", "noise-band.json")
 H100_AA = os.path.join(ROOT, "results", "h100", "aa-c70af80")  # its README says what each run is
-H100_AA_RUNS = [os.path.join(H100_AA, f"run-{n}", "bench.json") for n in range(1, 5)]
+H100_AA_RUNS = [os.path.join(H100_AA, f"run-{n}", "bench.json") for n in range(1, 6)]
 
 
 def compare_fixture(name):
