@@ -18,6 +18,8 @@ import sys
 import tempfile
 import unittest
 
+import jsonschema  # python3-jsonschema (scripts/setup)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = os.path.join(ROOT, "scripts")
@@ -345,6 +347,11 @@ class ReportCase(TempDir):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         with open(out, encoding="utf-8") as f:
             doc = json.load(f)
+        # Every report a test makes must also be one schemas/bench-1 accepts: check-schemas
+        # sees only committed files, and a new field once reached results/ before the schema.
+        with open(os.path.join(ROOT, "schemas", "bench-1.schema.json"), encoding="utf-8") as f:
+            errors = sorted(jsonschema.Draft202012Validator(json.load(f)).iter_errors(doc), key=str)
+        self.assertEqual([e.message for e in errors], [], "bench_report wrote what schemas/bench-1 rejects")
         with open(md, encoding="utf-8") as f:
             return doc, f.read(), out
 
