@@ -61,6 +61,9 @@
 // retire_cpu_fraction: the retirement thread's CPU seconds over the pair
 // (/proc, 10 ms ticks) over the tracked loop's seconds (information: a
 // thread that spins beside the loop can slow it on a shared core).
+// slice_ratio_min / _median / _max (sliced pairs): each tracked slice's
+// iterations/s over the raw slice beside it (information: one slow slice
+// or a loop slower throughout).
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -264,10 +267,11 @@ bool split_on() {
 }
 
 struct LoopRun {
-  double seconds = 0;           // common start -> the last thread's stream drained
-  double iterations_per_s = 0;  // aggregate
-  double lane_balance = 0;      // fewest iterations of a thread / most
-  StepSplit split;              // all threads' (TANDEM_BENCH_SUSTAINED_SPLIT)
+  double seconds = 0;               // common start -> the last thread's stream drained
+  double iterations_per_s = 0;      // aggregate
+  double lane_balance = 0;          // fewest iterations of a thread / most
+  std::vector<double> slice_rates;  // each slice's aggregate iterations/s, in order
+  StepSplit split;                  // all threads' (TANDEM_BENCH_SUSTAINED_SPLIT)
   std::string error;
 };
 
@@ -290,6 +294,10 @@ class LoopTotals {
   StepSplit* split(int t) { return split_on() ? &splits_[static_cast<std::size_t>(t)] : nullptr; }
   void add(const TogetherRun& r) {
     seconds_ += r.seconds;
+    std::int64_t total = 0;
+    for (const std::int64_t n : done_) total += n;
+    slice_rates_.push_back(r.seconds > 0 ? static_cast<double>(total - counted_) / r.seconds : 0.0);
+    counted_ = total;
     if (error_.empty()) error_ = r.error;
   }
   [[nodiscard]] bool failed() const { return !error_.empty(); }
@@ -297,6 +305,7 @@ class LoopTotals {
     LoopRun out;
     for (const StepSplit& x : splits_) out.split += x;
     out.seconds = seconds_;
+    out.slice_rates = slice_rates_;
     out.error = error_;
     std::int64_t total = 0;
     for (const std::int64_t n : done_) total += n;
@@ -309,6 +318,8 @@ class LoopTotals {
  private:
   std::vector<std::int64_t> done_;
   std::vector<StepSplit> splits_;
+  std::vector<double> slice_rates_;
+  std::int64_t counted_ = 0;  // iterations of the slices added so far
   double seconds_ = 0;
   std::string error_;
 };
@@ -558,6 +569,22 @@ int sustained_slices() {
   return n;
 }
 
+// Information for a pair whose ratio stands out: each slice of the tracked
+// loop over the raw slice beside it (slice i of each), so that one slow
+// slice can be told from a loop slower throughout. Absent unless sliced.
+void report_slice_ratios(benchmark::State& st, const std::vector<double>& tracked,
+                         const std::vector<double>& raw) {
+  std::vector<double> r;
+  for (std::size_t i = 0; i < tracked.size() && i < raw.size(); ++i) {
+    if (raw[i] > 0) r.push_back(tracked[i] / raw[i]);
+  }
+  if (r.size() < 2) return;
+  std::sort(r.begin(), r.end());
+  st.counters["slice_ratio_min"] = r.front();
+  st.counters["slice_ratio_median"] = r[r.size() / 2];
+  st.counters["slice_ratio_max"] = r.back();
+}
+
 void after_slice(const TrackedLoop& t) { t.settle_all(); }
 void after_slice(const RawLoop&) {}
 
@@ -633,6 +660,7 @@ void BM_SustainedLoad(benchmark::State& st) {
       st.counters["ratio"] =
           raw->iterations_per_s > 0 ? t.loop.iterations_per_s / raw->iterations_per_s : 0.0;
       st.counters["raw_first"] = call % 2 == 0 ? 1 : 0;
+      report_slice_ratios(st, t.loop.slice_rates, raw->slice_rates);
       report_split(st, raw->split, "raw_");
     } else {
       st.SetLabel("no raw pair: " + e->raw_why);
