@@ -294,8 +294,7 @@ class LoopTotals {
   StepSplit* split(int t) { return split_on() ? &splits_[static_cast<std::size_t>(t)] : nullptr; }
   void add(const TogetherRun& r) {
     seconds_ += r.seconds;
-    std::int64_t total = 0;
-    for (const std::int64_t n : done_) total += n;
+    const std::int64_t total = iterations();
     slice_rates_.push_back(r.seconds > 0 ? static_cast<double>(total - counted_) / r.seconds : 0.0);
     counted_ = total;
     if (error_.empty()) error_ = r.error;
@@ -307,15 +306,19 @@ class LoopTotals {
     out.seconds = seconds_;
     out.slice_rates = slice_rates_;
     out.error = error_;
-    std::int64_t total = 0;
-    for (const std::int64_t n : done_) total += n;
     const auto [few, most] = std::minmax_element(done_.begin(), done_.end());
-    out.iterations_per_s = seconds_ > 0 ? static_cast<double>(total) / seconds_ : 0.0;
+    out.iterations_per_s = seconds_ > 0 ? static_cast<double>(iterations()) / seconds_ : 0.0;
     out.lane_balance = *most > 0 ? static_cast<double>(*few) / static_cast<double>(*most) : 0.0;
     return out;
   }
 
  private:
+  [[nodiscard]] std::int64_t iterations() const {  // every thread's, over the slices so far
+    std::int64_t total = 0;
+    for (const std::int64_t n : done_) total += n;
+    return total;
+  }
+
   std::vector<std::int64_t> done_;
   std::vector<StepSplit> splits_;
   std::vector<double> slice_rates_;

@@ -10,6 +10,7 @@ soft and pairing with its raw baseline.
 """
 
 import copy
+import functools
 import importlib.util
 import json
 import os
@@ -144,6 +145,13 @@ BAND = os.path.join(ROOT, "results", "h200", "noise-band.json")
 H100_BAND = os.path.join(ROOT, "results", "h100", "noise-band.json")
 H100_AA = os.path.join(ROOT, "results", "h100", "aa-c70af80")  # its README says what each run is
 H100_AA_RUNS = [os.path.join(H100_AA, f"run-{n}", "bench.json") for n in range(1, 6)]
+
+
+@functools.cache
+def bench_schema():
+    """schemas/bench-1 as a validator, read once for every report the tests make."""
+    with open(os.path.join(ROOT, "schemas", "bench-1.schema.json"), encoding="utf-8") as f:
+        return jsonschema.Draft202012Validator(json.load(f))
 
 
 def compare_fixture(name):
@@ -349,8 +357,7 @@ class ReportCase(TempDir):
             doc = json.load(f)
         # Every report a test makes must also be one schemas/bench-1 accepts: check-schemas
         # sees only committed files, and a new field once reached results/ before the schema.
-        with open(os.path.join(ROOT, "schemas", "bench-1.schema.json"), encoding="utf-8") as f:
-            errors = sorted(jsonschema.Draft202012Validator(json.load(f)).iter_errors(doc), key=str)
+        errors = sorted(bench_schema().iter_errors(doc), key=str)
         self.assertEqual([e.message for e in errors], [], "bench_report wrote what schemas/bench-1 rejects")
         with open(md, encoding="utf-8") as f:
             return doc, f.read(), out
