@@ -562,7 +562,10 @@ TrackedRun run_tracked(const Env& e, int threads) {
 // drift into the ratio (K = 1 worst pairs of 0.755 and 0.890 with medians
 // of 0.93-0.95 on H100s: results/h100/diag-51af965, aa-c70af80); in 10
 // slices the raw loop paired with itself moved 0.96-1.05 and tandem's K = 1
-// pairs 0.945-0.979 (results/h100/verify-69c14a9).
+// pairs 0.945-0.979 (results/h100/verify-69c14a9). Not 40 yet: on one H100
+// (results/h100/s43-4c635ba) 40 slices gave K = 1 pairs of 0.988-1.054
+// where 10 gave 0.807-1.175, but the raw loop paired with itself did not
+// tighten (0.916-1.014 against 0.953-1.029).
 int sustained_slices() {
   static const int n = [] {
     const char* v = std::getenv("TANDEM_BENCH_SUSTAINED_SLICES");
