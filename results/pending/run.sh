@@ -5,7 +5,7 @@
 # (session 42 lost about 270 s to two) and the tool then refuses for 2-10 minutes: wait out
 # the stated time; each refused call still costs 15 s.
 #
-# Session 43 got one H100 call of about 250 s after eleven that got no machine (about 1,520 s of
+# Session 43 got one H100 call of about 250 s after eighteen that got no machine (about 1,490 s of
 # device time; results/h100/s43-4c635ba): the K = 1 slices probe (40 slices: every pair 0.988-1.054;
 # 10 slices: 0.807-1.175; the raw A/A did not tighten) and the launch rows in three processes
 # (every row missed in at least one). Steps 1-3 below did not run. Space failed tries 10+ minutes
