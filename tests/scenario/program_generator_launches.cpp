@@ -23,8 +23,7 @@ void ProgramGenerator::declared(json& body) {
     accesses.push_back({{"view", live_[i].name}, {"access", mode}});
     acc.push_back(mode == "read" ? read_of(live_[i]) : write_of(live_[i]));
   }
-  json step = {
-      {"op", "declared_launch"}, {"kernel", "fuzz_declared"}, {"stream", s}, {"accesses", accesses}};
+  json step = {{"op", "declared_launch"}, {"kernel", "fuzz_declared"}, {"stream", s}, {"accesses", accesses}};
   submit(body, step, s, acc);
 }
 
@@ -146,9 +145,8 @@ void ProgramGenerator::transfer(json& body) {
       if (got.empty()) return alloc(body);
       // Between devices (peer access is on): a stream of either side.
       const std::string s = stream_on(device_of(live_[got[below(2)]]));
-      submit(body,
-             {{"op", "copy"}, {"src", live_[got[0]].name}, {"dst", live_[got[1]].name}, {"stream", s}}, s,
-             {read_of(live_[got[0]]), write_of(live_[got[1]])});
+      submit(body, {{"op", "copy"}, {"src", live_[got[0]].name}, {"dst", live_[got[1]].name}, {"stream", s}},
+             s, {read_of(live_[got[0]]), write_of(live_[got[1]])});
       return;
     }
     case 1: {
@@ -157,8 +155,8 @@ void ProgramGenerator::transfer(json& body) {
       const Handle& h = live_[bufs[below(bufs.size())]];
       const std::string s = stream_on(device_of(h));
       submit(body,
-             {{"op", "upload"}, {"buf", h.name}, {"stream", s}, {"from", {{"fill", pick<int>({4, -3})}}}},
-             s, {write_of(h)});
+             {{"op", "upload"}, {"buf", h.name}, {"stream", s}, {"from", {{"fill", pick<int>({4, -3})}}}}, s,
+             {write_of(h)});
       return;
     }
     default: {

@@ -40,8 +40,8 @@ Handle ProgramGenerator::alloc_buffer(json& body, std::uint32_t want, int device
   alloc_device_.push_back(device_of_stream(s));
   ++driver_allocs_;
   submit(body,
-         {{"op", "alloc"}, {"id", h.name}, {"dtype", "f32"}, {"len", len}, {"init", init}, {"stream", s}},
-         s, {write_of(h)});
+         {{"op", "alloc"}, {"id", h.name}, {"dtype", "f32"}, {"len", len}, {"init", init}, {"stream", s}}, s,
+         {write_of(h)});
   live_.push_back(h);
   return h;
 }
