@@ -11,6 +11,14 @@
 # (every row missed in at least one). Steps 1-3 below did not run. Space failed tries 10+ minutes
 # apart: session 43's tries at 5-minute gaps each cost 90-180 s and got nothing.
 #
+# Session 44: eleven calls between 05:40 and 07:57 UTC got no machine (eight failed starts at
+# 90-180 s each, three refusals at 15 s; about 1,320 s), kinds nvidia-h200 and nvidia-h100-x1
+# alike, spaced 10-13 minutes apart. The twelfth (08:05) got an H100 with about 400 s: the launch
+# rows in three processes (22 of 24 checks passed) and the sustained loops at 40 / 10 / 40 slices
+# (every target passed at both; results/h100/s44-f1b4b41). Steps 1-3 below did not run; step 4
+# ran on that machine without deciding the default. HEAD's code since 3c0f3e5 moved only
+# tests/scenario (the program generator split), so a bench at HEAD measures the same runtime.
+#
 # 1. If an H200 comes: MODE=plain timeout 570 bash results/h200/aa-c70af80/run.sh (H200 A/A
 #    run 2; git archive -o aa-src.tgz c70af80 in the checkout first, delete it after), then
 #    scripts/bench at HEAD (below): the first H200 figures since session 33.
