@@ -14,6 +14,7 @@
 // (launches, copies, graphs).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
