@@ -19,7 +19,14 @@ import sys
 import tempfile
 import unittest
 
-import jsonschema  # python3-jsonschema (scripts/setup)
+try:
+    import jsonschema  # python3-jsonschema (scripts/setup)
+except ImportError:
+    # scripts/gpu-check sets this on a lent GPU machine, which has no scripts/setup (and no
+    # network): the tests still run, without the schema check, and its summary says so.
+    if os.environ.get("TANDEM_SCHEMA_CHECK") != "skip":
+        raise
+    jsonschema = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -144,7 +151,7 @@ COMPARE_FIXTURES = os.path.join(HERE, "compare_fixtures")
 BAND = os.path.join(ROOT, "results", "h200", "noise-band.json")
 H100_BAND = os.path.join(ROOT, "results", "h100", "noise-band.json")
 H100_AA = os.path.join(ROOT, "results", "h100", "aa-c70af80")  # its README says what each run is
-H100_AA_RUNS = [os.path.join(H100_AA, f"run-{n}", "bench.json") for n in range(1, 6)]
+H100_AA_RUNS = [os.path.join(H100_AA, f"run-{n}", "bench.json") for n in range(1, 7)]
 
 
 @functools.cache
@@ -357,8 +364,9 @@ class ReportCase(TempDir):
             doc = json.load(f)
         # Every report a test makes must also be one schemas/bench-1 accepts: check-schemas
         # sees only committed files, and a new field once reached results/ before the schema.
-        errors = sorted(bench_schema().iter_errors(doc), key=str)
-        self.assertEqual([e.message for e in errors], [], "bench_report wrote what schemas/bench-1 rejects")
+        if jsonschema is not None:
+            errors = sorted(bench_schema().iter_errors(doc), key=str)
+            self.assertEqual([e.message for e in errors], [], "bench_report wrote what schemas/bench-1 rejects")
         with open(md, encoding="utf-8") as f:
             return doc, f.read(), out
 
