@@ -166,20 +166,30 @@ class EveryRepetition:
         return e
 
 
-class RepetitionSpread(EveryRepetition):
-    """The slowest repetition's figure over the fastest's (higher is better)."""
+def slowest_over_fastest(values):
+    return min(values) / max(values) if values and max(values) > 0 else None
 
-    def __init__(self, key, title, bench, metric, target, need=SUSTAINED_REPETITIONS):
+
+class RepetitionSpread(EveryRepetition):
+    """The slowest repetition's figure over the fastest's (higher is better). With `raw`, the paired raw
+    loop's own spread over the same repetitions is shown beside it (information: where the raw loop
+    spreads as much, the machine moved, not tandem)."""
+
+    def __init__(self, key, title, bench, metric, target, raw=None, need=SUSTAINED_REPETITIONS):
         super().__init__(key, title, bench, metric, "x", ">=", target, need=need)
+        self.raw = raw
 
     def entry(self, figures, peers):
         values, why = per_repetition(figures, self.bench, self.per_run, self.need)
-        value = min(values) / max(values) if values and max(values) > 0 else None
+        value = slowest_over_fastest(values)
         if values and value is None:
             why = f"{self.bench}: {self.metric} is 0 in every repetition"
         e = {"title": self.title, "bench": self.bench, "metric": f"{self.metric} slowest/fastest", "unit": "x",
              "better": "higher", "target": f">= {self.target}", "per_repetition": values, "value": clean(value),
              "noise": None, "status": judge(value, ">=", self.target)}
+        if self.raw:
+            raw_values, _ = per_repetition(figures, self.bench, counter(self.raw), self.need)
+            e.update(raw_per_repetition=raw_values, raw_value=clean(slowest_over_fastest(raw_values)))
         if why:
             e["why"] = why
         return e
@@ -316,7 +326,7 @@ def sustained_rows(k):
             EveryRepetition(f"sustained_{k}_retire_max_us", f"{where}: submit -> retired max (worst of 5)", bench,
                             "retire_max_us", "us", "<=", 100000),
             RepetitionSpread(f"sustained_{k}_spread", f"{where}: slowest / fastest repetition, iterations/s", bench,
-                             "iterations_per_s", 0.8),
+                             "iterations_per_s", 0.8, raw="raw_iterations_per_s"),
             EveryRepetition(f"sustained_{k}_held_bytes", f"{where}: peak held bytes / loop's in-flight bytes "
                             "(worst of 5)", bench, "held_bytes_peak/inflight_bytes", "x", "<=", 2,
                             per_run=held_over_inflight),
@@ -887,7 +897,10 @@ def markdown(doc):
     lines += ["", "| figure | value | target | |", "|---|---|---|---|"]
     for e in doc["absolute"].values():
         status = e["status"] if e["status"] != "info" else ""
-        lines.append(f"| {e['title']} | {fmt_abs(e)} | {target_text(e['target'], e['unit'])} | {status} |")
+        value = fmt_abs(e)
+        if e.get("raw_value") is not None:
+            value += f" (raw loop {e['raw_value']:.3f}×)"
+        lines.append(f"| {e['title']} | {value} | {target_text(e['target'], e['unit'])} | {status} |")
     absent = [e for section in ("ratios", "absolute") for e in doc[section].values()
               if e["status"] == "absent" or e.get("not_judged")]
     if absent:

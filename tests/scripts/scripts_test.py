@@ -576,6 +576,11 @@ class SustainedReportTest(ReportCase):
         self.assertEqual(r["sustained_2_paired"]["status"], "miss")
         self.assertAlmostEqual(a["sustained_2_spread"]["value"], 0.75)
         self.assertEqual(a["sustained_2_spread"]["status"], "miss")
+        # The paired raw loop's own spread is shown beside it, never judged: here the raw loop's slow
+        # repetition (161 k against 224 k) says the machine moved too.
+        self.assertAlmostEqual(a["sustained_2_spread"]["raw_value"], 161290.32258064515 / 223529.41176470587)
+        self.assertEqual(len(a["sustained_2_spread"]["raw_per_repetition"]), 5)
+        self.assertIn("| 0.750× (raw loop 0.722×) | ≥ 0.8× | miss |", md)
         self.assertAlmostEqual(a["sustained_2_held_bytes"]["value"], 3.0)
         self.assertEqual(a["sustained_2_held_bytes"]["status"], "miss")
         self.assertIn("| sustained load, 2 threads: submit -> retired p99 (worst of 5) | 6.50 ms | ≤ 5 ms | miss |", md)
