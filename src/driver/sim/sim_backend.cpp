@@ -201,6 +201,22 @@ Result SimBackend::Impl::submit(const char* api, ContextHandle ctx, StreamHandle
   return succeeded(api);
 }
 
+Result SimBackend::Impl::observe_event(const char* api, ContextHandle ctx, EventHandle e, Observe how) {
+  int device = 0;
+  std::shared_ptr<sim::Event> event;
+  if (Result r = find_context(api, ctx, device); !r.ok()) {
+    return r;
+  }
+  if (Result r = find_event(api, e, event); !r.ok()) {
+    return r;
+  }
+  const sim::EventState state = how == Observe::wait ? events.synchronize(*event) : events.query(*event);
+  if (state.completed) {
+    host_clock.join(state.completed->clock);  // the host saw it complete
+  }
+  return event_result(api, state);
+}
+
 Result SimBackend::Impl::event_result(const char* api, const sim::EventState& state) const {
   if (state.status != Status::completion_unknown) {
     return reported(api, state.status);
@@ -545,37 +561,11 @@ Result SimBackend::event_record(ContextHandle ctx, EventHandle e, StreamHandle s
 }
 
 Result SimBackend::event_query(ContextHandle ctx, EventHandle e) noexcept {
-  constexpr const char* api = "event_query";
-  int device = 0;
-  std::shared_ptr<sim::Event> event;
-  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
-    return r;
-  }
-  if (Result r = impl_->find_event(api, e, event); !r.ok()) {
-    return r;
-  }
-  const sim::EventState state = impl_->events.query(*event);
-  if (state.completed) {
-    impl_->host_clock.join(state.completed->clock);  // the host saw it complete
-  }
-  return impl_->event_result(api, state);
+  return impl_->observe_event("event_query", ctx, e, Impl::Observe::query);
 }
 
 Result SimBackend::event_synchronize(ContextHandle ctx, EventHandle e) noexcept {
-  constexpr const char* api = "event_synchronize";
-  int device = 0;
-  std::shared_ptr<sim::Event> event;
-  if (Result r = impl_->find_context(api, ctx, device); !r.ok()) {
-    return r;
-  }
-  if (Result r = impl_->find_event(api, e, event); !r.ok()) {
-    return r;
-  }
-  const sim::EventState state = impl_->events.synchronize(*event);
-  if (state.completed) {
-    impl_->host_clock.join(state.completed->clock);  // the host saw it complete
-  }
-  return impl_->event_result(api, state);
+  return impl_->observe_event("event_synchronize", ctx, e, Impl::Observe::wait);
 }
 
 Result SimBackend::stream_wait_event(ContextHandle ctx, StreamHandle s, EventHandle e) noexcept {

@@ -121,6 +121,10 @@ struct SimBackend::Impl {
   // is its armed one, fails with an injected driver error instead.
   Result submit(const char* api, ContextHandle ctx, StreamHandle s, sim::Command command,
                 sim::Countdown* fault = nullptr);
+  // event_query and event_synchronize: the host observes an event (and, once it has completed,
+  // everything that happened before it, for the race checks).
+  enum class Observe { query, wait };
+  Result observe_event(const char* api, ContextHandle ctx, EventHandle e, Observe how);
   Result event_result(const char* api, const sim::EventState& state) const;
   // Joins the workers of destroyed streams that have drained their queues.
   void reap_finished_workers() TANDEM_EXCLUDES(mu);
