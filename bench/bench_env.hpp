@@ -140,7 +140,9 @@ void register_graph_benchmarks();
 void register_bandwidth_benchmarks();
 void register_thread_benchmarks();
 void register_paired_benchmarks();
-void register_sustained_benchmarks();
+void register_sustained_benchmarks();    // sustained_bench.cpp: with the two below
+void register_launch_floor_benchmark();  // launch_floor_bench.cpp (TANDEM_BENCH_SUSTAINED_FLOOR)
+void register_big_buffer_benchmarks();   // big_buffer_bench.cpp
 void register_loaded_benchmarks();
 
 }  // namespace tandem_bench

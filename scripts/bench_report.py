@@ -14,7 +14,7 @@ figures move by up to 25 % between runs on the H200, ratios much less.
 --host-bench: the same benchmarks run on the host-only backend (no driver
 cost); their figures join under the prefix `host:`.
 
-Sustained load and the big-buffer loop (issue 21; bench/sustained_bench.cpp)
+Sustained load and the big-buffer loop (issue 21; bench/sustained_bench.cpp, bench/big_buffer_bench.cpp)
 are judged per repetition: a rule that must hold "in every one of 5
 repetitions" is judged on the worst of them, and a benchmark with fewer than
 5 repetitions carrying the figure is absent, never a pass. The big-buffer

@@ -79,7 +79,7 @@ PTX = f""".version 7.0
 PTX_IMAGE = PTX.encode() + b"\0"  # cuModuleLoadData takes PTX as a NUL-terminated string
 CU_STREAM_NON_BLOCKING = 1
 
-# The big-buffer loop: tandem_bench's BM_BigBufferLoop (bench/sustained_bench.cpp) in Python.
+# The big-buffer loop: tandem_bench's BM_BigBufferLoop (bench/big_buffer_bench.cpp) in Python.
 BIG_ITERATIONS = 10
 BIG_FRACTION = 0.6
 BIG_ALIGN = 1 << 20
