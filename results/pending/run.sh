@@ -19,6 +19,12 @@
 # ran on that machine without deciding the default. HEAD's code since 3c0f3e5 moved only
 # tests/scenario (the program generator split), so a bench at HEAD measures the same runtime.
 #
+# Session 45: the first call (09:04 UTC, kind nvidia-h200) got an H100 at once. Steps 2-4 ran on it
+# (A/A run 6: 0 of 103 regressed from each of runs 1-5, band refitted on six runs; the bench at 936ea49:
+# 63 of 66; sustained at 40 and 10 slices: every target passed at both; results/h100/s45-936ea49), and a
+# second fresh H100 ran gpu-check (no bench) at 9e74897, all passed (results/h100/s45-9e74897). About
+# 1,713 s used, no failed start. Still to come: step 1 (any H200), and step 2 again only to add runs.
+#
 # 1. If an H200 comes: MODE=plain timeout 570 bash results/h200/aa-c70af80/run.sh (H200 A/A
 #    run 2; git archive -o aa-src.tgz c70af80 in the checkout first, delete it after), then
 #    scripts/bench at HEAD (below): the first H200 figures since session 33.
