@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""scripts/process-runs on the simulated device: runs that hold every rule pass;
+a bound no run meets, a failed run and a figure no run reports each fail; bad
+input is refused before anything runs (no GPU needed).
+
+    python3 tests/scripts/process_runs_test.py TANDEM_BINARY [TestClass ...]
+"""
+
+import json
+import os
+import sys
+import unittest
+
+from scripts_support import ROOT, SCRIPTS, TempDir, jsonschema, run
+
+TANDEM = None  # the binary under test (argv[1])
+SCENARIO = os.path.join(ROOT, "scenarios", "04-leases-order-two-streams.json")
+
+
+def scenario(steps):
+    return {"format": "tandem.scenario/1", "name": "process-runs-fixture", "backend": "sim",
+            "streams": ["s0"], "steps": steps}
+
+
+class ProcessRunsTest(TempDir):
+    def process_runs(self, *args):
+        out = os.path.join(self.tmp.name, "out")
+        r = run(os.path.join(SCRIPTS, "process-runs"), "--tandem", TANDEM, "--backend", "sim", "--out", out, *args)
+        summary = os.path.join(out, "process-runs.json")
+        doc = None
+        if os.path.exists(summary):
+            with open(summary, encoding="utf-8") as f:
+                doc = json.load(f)
+            if jsonschema is not None:
+                with open(os.path.join(ROOT, "schemas", "process-runs-1.schema.json"), encoding="utf-8") as f:
+                    errors = list(jsonschema.Draft202012Validator(json.load(f)).iter_errors(doc))
+                self.assertEqual([e.message for e in errors], [], "process-runs wrote what its schema rejects")
+        return r, doc, out
+
+    def test_runs_that_hold_every_rule_pass_with_a_report_per_process(self):
+        r, doc, out = self.process_runs("--runs", "3", "--p99-ms", "1e6", "--spread", "1e6", SCENARIO)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        (f,) = doc["files"]
+        self.assertEqual([x["status"] for x in f["rules"].values()], ["pass"] * 3)
+        self.assertEqual(f["rules"]["passed"]["value"], 3)
+        for i, x in enumerate(f["runs"], 1):
+            self.assertEqual((x["exit"], x["status"]), (0, "pass"))
+            self.assertTrue(os.path.exists(os.path.join(out, f"04-leases-order-two-streams-{i}.report.json")))
+            self.assertGreater(x["retire_p99_ms"], 0)
+        self.assertIn("run 3/3: pass", r.stderr)  # a line per run as it ends
+        self.assertIn("process-runs: pass (1 file x 3 processes", r.stdout)
+
+    def test_a_latency_bound_no_run_meets_fails_and_names_the_worst_run(self):
+        r, doc, _ = self.process_runs("--runs", "2", "--p99-ms", "0", "--spread", "1e6", SCENARIO)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        p99 = doc["files"][0]["rules"]["p99"]
+        self.assertEqual(p99["status"], "miss")
+        self.assertEqual(p99["value"], max(x["retire_p99_ms"] for x in doc["files"][0]["runs"]))
+        self.assertEqual(doc["status"], "fail")
+
+    def test_a_run_whose_check_fails_fails_the_file(self):
+        path = self.write("fails.json", scenario([
+            {"op": "alloc", "id": "a", "dtype": "f32", "len": 16, "init": "zero"},
+            {"op": "check", "what": "views", "of": "a", "value": 2}]))
+        r, doc, _ = self.process_runs("--runs", "2", "--p99-ms", "1e6", "--spread", "1e6", path)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        passed = doc["files"][0]["rules"]["passed"]
+        self.assertEqual((passed["status"], passed["value"], passed["failed_runs"]), ("miss", 0, [1, 2]))
+
+    def test_a_run_without_latency_samples_is_absent_never_a_pass(self):
+        path = self.write("quiet.json", scenario([{"op": "alloc", "id": "a", "dtype": "f32", "len": 16},
+                                                  {"op": "drop", "id": "a"}]))
+        r, doc, _ = self.process_runs("--runs", "2", "--p99-ms", "1e6", "--spread", "1e6", path)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        p99 = doc["files"][0]["rules"]["p99"]
+        self.assertEqual((p99["status"], p99["value"]), ("absent", None))
+
+    def test_bad_input_is_refused_before_anything_runs(self):
+        for args, words in ((["--runs", "1", SCENARIO], "at least 2 runs"),
+                            ([os.path.join(self.tmp.name, "nosuch.json")], "no such scenario file"),
+                            (["--spread", "0.5", SCENARIO], "spread >= 1")):
+            r, doc, _ = self.process_runs(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(words, r.stderr)
+            self.assertIsNone(doc)
+        r = run(os.path.join(SCRIPTS, "process-runs"), "--tandem", os.path.join(self.tmp.name, "none"), SCENARIO)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no tandem binary", r.stderr)
+
+
+if __name__ == "__main__":
+    TANDEM = sys.argv.pop(1)
+    unittest.main(verbosity=2)
