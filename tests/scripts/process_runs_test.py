@@ -76,10 +76,20 @@ class ProcessRunsTest(TempDir):
         p99 = doc["files"][0]["rules"]["p99"]
         self.assertEqual((p99["status"], p99["value"]), ("absent", None))
 
+    def test_a_run_past_the_timeout_is_killed_and_fails(self):
+        path = self.write("slow.json", scenario([{"op": "sleep", "us": 20000000}]))  # 20 s on the host
+        r, doc, _ = self.process_runs("--runs", "2", "--timeout", "0.5", path)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        runs = doc["files"][0]["runs"]
+        self.assertEqual([x["exit"] for x in runs], [124, 124])
+        self.assertIn("did not end within 0.5 s", runs[0]["why"])
+        self.assertEqual(doc["files"][0]["rules"]["passed"]["failed_runs"], [1, 2])
+
     def test_bad_input_is_refused_before_anything_runs(self):
         for args, words in ((["--runs", "1", SCENARIO], "at least 2 runs"),
                             ([os.path.join(self.tmp.name, "nosuch.json")], "no such scenario file"),
-                            (["--spread", "0.5", SCENARIO], "spread >= 1")):
+                            (["--spread", "0.5", SCENARIO], "spread >= 1"),
+                            (["--timeout", "0", SCENARIO], "must be positive")):
             r, doc, _ = self.process_runs(*args)
             self.assertEqual(r.returncode, 2, args)
             self.assertIn(words, r.stderr)
