@@ -40,4 +40,8 @@
 #    beside step 3's default (10), to decide the default (bench/sustained_bench.cpp, sustained_slices):
 #      TANDEM_BENCH_SUSTAINED_SLICES=40 build-gpu/bench/tandem_bench --benchmark_filter='^BM_(Raw)?SustainedLoad/' \
 #        --benchmark_out=$OUT/s40.json --benchmark_out_format=json > $OUT/s40.txt 2>&1
+# 5. New in session 45, not yet run on a GPU: scripts/process-runs (the churn files in 10 processes each,
+#    issue 21's p99 <= 5 ms and slowest <= 1.5 x fastest), also a step of scripts/gpu-check now. About 30 s:
+#      scripts/process-runs --runs 10 --backend cuda --tandem build-gpu/src/cli/tandem --out $OUT/pr \
+#        scenarios/53-stress-churn-8-threads.json scenarios/54-stress-churn-16-threads.json > $OUT/pr.txt 2>&1
 echo "results/pending/run.sh is a plan, not a script: read it" >&2; exit 2
