@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """bench_markdown.py — bench.md from a bench.json document (scripts/bench_report.py
 writes both), and README.md's table of judged targets (--targets-md). Python 3

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """bench_rows.py — the judged rows of scripts/bench_report.py: what each ratio and
 absolute figure of bench.json is (the benchmarks it reads, its target), and how a
