@@ -25,6 +25,13 @@
 # second fresh H100 ran gpu-check (no bench) at 9e74897, all passed (results/h100/s45-9e74897). About
 # 1,713 s used, no failed start. Still to come: step 1 (any H200), and step 2 again only to add runs.
 #
+# Session 46 (12:20-14:21 UTC): no machine at all. Nine failed starts (90-180 s each, 1,351 s) and three
+# refusals (15 s each), kinds nvidia-h200 and nvidia-h100-x1 alike, tries spaced 10-20 minutes apart; the
+# refusals said sessions beside this one were getting none either. With 404 s left the tool would not start
+# one. Nothing below ran; HEAD abcaca1 is unchanged since session 45 but for this plan, so every step stands
+# as written. When the budget is under about 600 s, make the call short: step 5 alone (build only the
+# tandem target) fits in about 150 s.
+#
 # 1. If an H200 comes: MODE=plain timeout 570 bash results/h200/aa-c70af80/run.sh (H200 A/A
 #    run 2; git archive -o aa-src.tgz c70af80 in the checkout first, delete it after), then
 #    scripts/bench at HEAD (below): the first H200 figures since session 33.
