@@ -45,8 +45,23 @@ class ProcessRunsTest(TempDir):
             self.assertEqual((x["exit"], x["status"]), (0, "pass"))
             self.assertTrue(os.path.exists(os.path.join(out, f"04-leases-order-two-streams-{i}.report.json")))
             self.assertGreater(x["retire_p99_ms"], 0)
+            self.assertGreater(x["submit_max_ms"], 0)
+            self.assertNotIn("retire_profile", x)  # the diagnostic only when asked for
+        self.assertFalse(doc["retire_profile"])
         self.assertIn("run 3/3: pass", r.stderr)  # a line per run as it ends
         self.assertIn("process-runs: pass (1 file x 3 processes", r.stdout)
+
+    def test_retire_profile_keeps_each_runs_profile_and_names_the_longest_gap(self):
+        r, doc, _ = self.process_runs("--runs", "2", "--p99-ms", "1e6", "--spread", "1e6", "--retire-profile",
+                                      SCENARIO)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertTrue(doc["retire_profile"])
+        for x in doc["files"][0]["runs"]:
+            prof = x["retire_profile"]
+            self.assertIsNotNone(prof, "a run under --retire-profile printed no profile")
+            self.assertGreater(prof["sweep"]["count"], 0)  # the retirement thread swept, timed
+            self.assertIn("between", prof)
+        self.assertIn("retirement's longest gap", r.stderr)
 
     def test_a_latency_bound_no_run_meets_fails_and_names_the_worst_run(self):
         r, doc, _ = self.process_runs("--runs", "2", "--p99-ms", "0", "--spread", "1e6", SCENARIO)
