@@ -10,7 +10,7 @@ B=build-gpu/bench/tandem_bench
 [ -x $B ] || { echo "no $B"; exit 3; }
 for r in $(seq "$ROUNDS"); do
   for g in 2,1000 2,250 2,100; do
-    TANDEM_RETIRE_GAP_US=$g timeout 150 $B --benchmark_filter='^BM_Paired(Catalog)?(Simt|Tile)Launch/|^BM_PairedLaunchThreads/' \
+    TANDEM_RETIRE_GAP_US=$g timeout 90 $B --benchmark_filter='^BM_Paired(Catalog)?(Simt|Tile)Launch/|^BM_PairedLaunchThreads/' \
       --benchmark_out=$D/paired-$g-$r.json --benchmark_out_format=json > $D/paired-$g-$r.txt 2>&1
     echo "gap $g round $r: rc $?"
   done

@@ -32,6 +32,16 @@
 # as written. When the budget is under about 600 s, make the call short: step 5 alone (build only the
 # tandem target) fits in about 150 s.
 #
+# Session 47: the first call (15:50 UTC, kind nvidia-h200) got an H100 at once. Step 5 ran for the first
+# time: the p99 rule missed in 3 of 3 process-runs on that machine (worst 18-33 ms; host stalls: slowest
+# submissions 3-8 ms, a host-only check of 25 ms) and passed on a second fresh H100 (16 threads at
+# 4.5-4.9 ms: no margin); results/h100/s47-efdd7e6. Step 3's bench was cut at 400 s (no bench.md).
+# New steps, before the others on any machine (H100 or H200), each about 200 s with the build:
+#   6. bash results/pending/churn-hog.sh <HEAD>: process-runs quiet, with --retire-profile, and with 8 and
+#      16 busy-loop hogs (does a busy host reproduce machine A's misses, and is retirement off the CPU?);
+#   7. bash results/pending/gap-ab.sh 2 (after 6, same machine): the paired launch ratios with the sweep
+#      gap at 1 ms, 250 us and 100 us, to price a shorter gap against the churn's latency.
+#
 # 1. If an H200 comes: MODE=plain timeout 570 bash results/h200/aa-c70af80/run.sh (H200 A/A
 #    run 2; git archive -o aa-src.tgz c70af80 in the checkout first, delete it after), then
 #    scripts/bench at HEAD (below): the first H200 figures since session 33.
