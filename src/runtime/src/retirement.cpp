@@ -75,6 +75,17 @@ const auto kReleaseQuiet = gap_from_env(4, std::chrono::microseconds(2));
 // TANDEM_RELEASE_AT_ONCE=0 keeps the wait always (to measure one against
 // the other).
 const bool kReleaseAtOnce = tuning_value("TANDEM_RELEASE_AT_ONCE", 0, 1) != 0;
+// How long a sweep waits for a busy stream's lock on a waiter's behalf
+// (to unlink a queue it empties, or to cover or drain a quiet stream), in
+// µs; negative: without bound. A submitter holds its stream's lock across
+// its driver calls, and a busy host may take it off the CPU there: on an
+// H100 with every core busy, sweeps waited up to 83 ms for one such lock
+// while the other streams' completed work waited behind it (retired p99
+// 40-174 ms, results/h100/s47-0b5511d). Given up, the stream is left as
+// it would be without a waiter (its last settled record stays linked, no
+// marker yet) and its turn comes again at the next sweep, 2 µs later while
+// someone waits. TANDEM_RETIRE_LOCK_WAIT_US (tuning).
+const auto kWaiterLockWait = std::chrono::microseconds(tuning_value("TANDEM_RETIRE_LOCK_WAIT_US", 0, 50));
 constexpr std::uint32_t kShallowQueue = 4;
 constexpr auto kSpinWhilePending = std::chrono::microseconds(200);
 constexpr auto kMinSleep = std::chrono::microseconds(20);
@@ -480,10 +491,21 @@ Submission* Retirement::cover_quiet_tail(StreamState& s,
 }
 
 bool Retirement::lock_quiet_stream(StreamState& s, bool waiting) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
-  if (!waiting) return s.mu.try_lock();
+  return waiting ? lock_for_waiter(s) : s.mu.try_lock();
+}
+
+bool Retirement::lock_for_waiter(StreamState& s) noexcept TANDEM_NO_THREAD_SAFETY_ANALYSIS {
   const ProfileScope timed(&RetireProfile::stream_lock);
-  s.mu.lock();
-  return true;
+  if (kWaiterLockWait.count() < 0) {
+    s.mu.lock();
+    return true;
+  }
+  const auto give_up = Clock::now() + kWaiterLockWait;
+  do {
+    if (s.mu.try_lock()) return true;
+    TANDEM_CPU_RELAX();
+  } while (Clock::now() < give_up);
+  return false;
 }
 
 bool Retirement::event_comes_back(StreamState& s,

@@ -118,9 +118,12 @@ class Retirement {
   // least `for_at_least` (always, for a waiter).
   bool quiet(StreamState& s, bool waiting, std::chrono::microseconds for_at_least) noexcept;
   // Takes a quiet stream's lock to queue a marker or drain its releases:
-  // waits for it only for a waiter; otherwise a submitter holding it is
+  // waits for it only for a waiter, and briefly; otherwise a submitter holding it is
   // about to do that work itself. Then queues a marker (false: no event).
   bool lock_quiet_stream(StreamState& s, bool waiting) noexcept;
+  // For a waiter: `s`'s lock, waited for at most kWaiterLockWait
+  // (retirement.cpp); false when given up (the sweep moves on).
+  bool lock_for_waiter(StreamState& s) noexcept;
   static bool queue_cover(StreamState& s) noexcept;
   // Under `s`'s lock: whether its markers should wait for an event rather
   // than make one. True when none is free and one is in flight, on a

@@ -178,7 +178,8 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
 // append) needs the stream's lock, and so does unlinking quarantined
 // records (their `next` is cleared) and letting go of records a future
 // holds (a walker holding the lock may be reading them). Without a waiter
-// or a quarantine the lock is only tried: if a submitter holds it, `last`
+// or a quarantine the lock is only tried, and for a waiter waited for only
+// briefly (lock_for_waiter): if a submitter holds it, `last`
 // stays linked as the sentinel, and the records a future holds wait in
 // `unlinked_handoffs` until the lock is next had.
 void Retirement::unlink_settled(StreamState& s, const Submission* newest,
@@ -191,10 +192,12 @@ void Retirement::unlink_settled(StreamState& s, const Submission* newest,
       std::any_of(outcomes_.begin(), outcomes_.end(), [](const Outcome& o) { return !o.completed; });
   bool locked = false;
   if (takes_tail || quarantined || !s.unlinked_handoffs.empty()) {
-    if (quarantined || waiters_.load(std::memory_order_relaxed) != 0) {
+    if (quarantined) {
       const ProfileScope timed(&RetireProfile::stream_lock);
       s.mu.lock();
       locked = true;
+    } else if (waiters_.load(std::memory_order_relaxed) != 0) {
+      locked = lock_for_waiter(s);
     } else {
       locked = s.mu.try_lock();
     }
