@@ -30,4 +30,10 @@ one profile 0 --retire-profile
 one hog8 8 --retire-profile
 one hog16 16 --retire-profile
 one hog16-plain 16
+# Since 078ff01 a sweep waits for a busy stream's lock at most 50 µs for a waiter; -1 is the rule before
+# it, for the A/B on this same machine (skipped at revisions before 078ff01, where the knob is unknown).
+if grep -q TANDEM_RETIRE_LOCK_WAIT_US src/runtime/src/retirement.cpp; then
+  TANDEM_RETIRE_LOCK_WAIT_US=-1 one hog16-unbounded-wait 16 --retire-profile
+  TANDEM_RETIRE_LOCK_WAIT_US=-1 one hog8-unbounded-wait 8 --retire-profile
+fi
 (cd $OUT && tar czf hog.tgz hog && rm -rf hog)
