@@ -4,7 +4,7 @@
 # collapsing: retirement stalled while the device kept up). This runs the churn files with
 # TANDEM_RETIRE_PROFILE=1 (where the retirement thread's time went, and the longest stall of each
 # part) in variants, 10 processes each, and tabulates them. Usage, in the checkout's root:
-#     bash results/pending/churn-diag.sh REV [variant ...]   (variants: base notl eager)
+#     bash results/pending/churn-diag.sh REV [variant ...]   (variants: base notl eager gapL,T)
 set -u
 export PATH=/usr/local/cuda/bin:$PATH
 REV=$1; shift

@@ -44,7 +44,8 @@
 #   Steps 6 and 7 ran on a third H100 (results/h100/s47-0b5511d): hogs reproduce the misses, and the profile
 #   put them in sweeps waiting for a preempted submitter's stream lock (up to 83 ms). 078ff01 bounds that
 #   wait at 50 us for a waiter; it has not run on a GPU. Next session, first: step 6 at HEAD (it now also
-#   runs the hogs with TANDEM_RETIRE_LOCK_WAIT_US=-1, the old rule, on the same machine), then step 5 /
+#   runs the hogs with TANDEM_RETIRE_LOCK_WAIT_US=-1, the old rule, on the same machine; its header has a
+#   short form), then step 5 /
 #   scripts/bench at HEAD (the sustained rows and launch ratios with the change).
 #
 # 1. If an H200 comes: MODE=plain timeout 570 bash results/h200/aa-c70af80/run.sh (H200 A/A

@@ -5,6 +5,7 @@
 // completion quarantines, dropped streams still retire, wait_for_retirement.
 #include <atomic>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "runtime/runtime_test_support.hpp"
