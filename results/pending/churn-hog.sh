@@ -6,8 +6,10 @@
 # purpose; --retire-profile says where retirement's time went (session 47: sweeps waiting for a
 # preempted submitter's stream lock, `stream_lock`, results/h100/s47-0b5511d).
 # Usage, in the checkout's root: [RUNS=N] bash results/pending/churn-hog.sh REV [way ...]
-#   ways: plain profile hog8 hog16 hog16-plain hog16-unbounded-wait hog8-unbounded-wait (default: all;
-#   the *-unbounded-wait ways, TANDEM_RETIRE_LOCK_WAIT_US=-1, only where the knob exists: 078ff01 on).
+#   ways: plain profile hog8 hog16 hog16-plain, and hogN-unbounded-wait (TANDEM_RETIRE_LOCK_WAIT_US=-1,
+#   where the knob exists: 078ff01 on), hogN-no-help (TANDEM_RETIRE_HELP_US=-1: waiters never sweep),
+#   hogN-old (both: the rule before 078ff01); default: plain profile hog8 hog16 hog16-plain
+#   hog16-unbounded-wait hog8-unbounded-wait. A knob missing at REV skips its way.
 # Short form for a call with little device time (about 120 s):
 #   RUNS=5 bash results/pending/churn-hog.sh REV hog16 hog16-unbounded-wait
 set -u
@@ -31,17 +33,23 @@ one() {  # name, hog count, extra args
   [ "$n" -gt 0 ] && { kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; }
   rm -f $D/$name/*.report.json
 }
-knob=$(grep -c TANDEM_RETIRE_LOCK_WAIT_US src/runtime/src/retirement.cpp)
+has() { grep -rq "$1" src/runtime/src; }
 for way in $WAYS; do
   case $way in
     plain) one plain 0 ;;
     profile) one profile 0 --retire-profile ;;
     hog8 | hog16) one $way ${way#hog} --retire-profile ;;
     hog16-plain) one hog16-plain 16 ;;
-    hog*-unbounded-wait)
-      n=${way#hog}; n=${n%-unbounded-wait}
-      if [ "$knob" -gt 0 ]; then TANDEM_RETIRE_LOCK_WAIT_US=-1 one $way $n --retire-profile
-      else echo "== $way: skipped (no TANDEM_RETIRE_LOCK_WAIT_US at $REV)"; fi ;;
+    hog*-unbounded-wait | hog*-no-help | hog*-old)
+      n=${way#hog}; n=${n%%-*}; knobs=()
+      case $way in
+        *-unbounded-wait) knobs=(TANDEM_RETIRE_LOCK_WAIT_US=-1) ;;
+        *-no-help) knobs=(TANDEM_RETIRE_HELP_US=-1) ;;
+        *-old) knobs=(TANDEM_RETIRE_LOCK_WAIT_US=-1 TANDEM_RETIRE_HELP_US=-1) ;;
+      esac
+      missing=; for k in "${knobs[@]}"; do has "${k%%=*}" || missing="$missing ${k%%=*}"; done
+      if [ -z "$missing" ]; then (export "${knobs[@]}"; one $way $n --retire-profile)
+      else echo "== $way: skipped (no$missing at $REV)"; fi ;;
     *) echo "unknown way: $way"; exit 2 ;;
   esac
 done

@@ -11,6 +11,7 @@
 #include "runtime/runtime_test_support.hpp"
 #include "stream_state.hpp"
 #include "tandem/driver/forwarding_backend.hpp"
+#include "tandem/testing/retirement_pause.hpp"
 
 // ThreadSanitizer: a quarantined allocation is retained forever (spec §6), and
 // with it its Context, Platform and simulated backend, so the backend never
@@ -648,6 +649,131 @@ TEST_F(Retirement, LaunchFutureWaitAndStatus) {
   EXPECT_EQ(f.status(), SubmissionStatus::retired);
   EXPECT_EQ(moved.status(), SubmissionStatus::retired);
   EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(16, 2));
+}
+
+// Retirement on a busy host (docs/runtime.md): while the retirement thread
+// is off the CPU, a thread waiting on retirement sweeps in its place.
+class RetirementHelp : public Retirement {};
+
+TEST_F(RetirementHelp, AWaiterRetiresAndFreesWhileTheThreadIsOffTheCpu) {
+  Env e = env();
+  std::optional<View> x = allocate(e.a, DType::u32, 1024);
+  settle();
+  const std::uint64_t live = e.ctx.stats().live_allocations;
+  std::optional<testing::RetirementPause> pause(std::in_place);
+  LaunchFuture f = fill(e.a, *x, 7);
+  x.reset();  // its free follows the fill
+  const bool retired = f.wait(kPatience);
+  EXPECT_TRUE(retired) << "the launch waited for a retirement thread that was off the CPU";
+  EXPECT_TRUE(e.ctx.wait_for_retirement(kPatience));
+  const RuntimeStats st = e.ctx.stats();
+  pause.reset();
+  EXPECT_EQ(f.status(), SubmissionStatus::retired);
+  EXPECT_EQ(st.pending_submissions, 0U);
+  EXPECT_EQ(st.live_allocations, live - 1) << "the dropped buffer was not freed by the waiter's sweep";
+  EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
+}
+
+// The bound on the device's queue waits for retirement with no deadline: a
+// submitter held there sweeps itself rather than wait for the thread.
+TEST_F(RetirementHelp, ASubmitterHeldByTheQueueBoundRetiresWhileTheThreadIsOffTheCpu) {
+  ContextOptions o;
+  o.share_completion_events = false;
+  o.max_queued_per_stream = 8;
+  Env e = env_with(o);
+  View x = allocate(e.a, DType::u32, 64);
+  settle();
+  std::optional<testing::RetirementPause> pause(std::in_place);
+  Gate& g = gate();
+  LaunchFuture first = fill(e.a, x, 0, {.gate = &g});
+  ASSERT_TRUE(g.wait_arrivals(1));
+  constexpr int kBurst = 40;
+  std::thread opener([&] {
+    // Once the burst waits for the device, the held fill may finish.
+    const auto give_up = std::chrono::steady_clock::now() + kPatience;
+    while (e.ctx.stats().queue_waits == 0 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::yield();
+    g.open();
+  });
+  const bool done = returns_within(
+      [&] {
+        for (int i = 0; i < kBurst; ++i) (void)add(e.a, x, 1);
+      },
+      kPatience, [&] { pause.reset(); });
+  opener.join();
+  EXPECT_TRUE(done) << "a submitter held by the queue bound waited for the paused retirement thread";
+  EXPECT_GT(e.ctx.stats().queue_waits, 0U) << "the burst never waited: the test checked nothing";
+  pause.reset();
+  EXPECT_TRUE(first.wait(kPatience));
+  EXPECT_EQ(read_u32(e.a, x), std::vector<std::uint32_t>(64, kBurst));
+}
+
+// A foreign owner released by a waiter's sweep runs on the waiting thread,
+// which counts as retirement's there: a wait for retirement inside the
+// owner returns false at once instead of waiting for itself.
+TEST_F(RetirementHelp, AForeignOwnerReleasedByAWaiterRunsOnItsThreadAndDoesNotWaitForItself) {
+  Env e = env();
+  auto probe = std::make_shared<OwnerProbe>();
+  std::atomic<bool> nested_ok{true};
+  std::atomic<std::int64_t> nested_ms{-1};
+  const driver::DevicePtr p = foreign_alloc(e.ctx, 64);
+  std::optional<View> x =
+      adopt(e.ctx, p, DType::u32, 16, [&, probe, &be = platform().backend(), h = e.ctx.native(), p] {
+        probe->thread.store(std::this_thread::get_id());
+        const auto t0 = std::chrono::steady_clock::now();
+        nested_ok.store(e.ctx.wait_for_retirement(kPatience));
+        nested_ms.store(
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+                .count());
+        probe->releases.fetch_add(1);
+        (void)be.mem_free(h, p);
+      });
+  settle();
+  std::optional<testing::RetirementPause> pause(std::in_place);
+  LaunchFuture f = fill(e.a, *x, 5);
+  x.reset();  // the owner runs once the fill retires
+  EXPECT_TRUE(f.wait(kPatience));
+  EXPECT_TRUE(eventually([&] { return probe->releases.load() == 1; }));
+  pause.reset();
+  EXPECT_EQ(probe->thread.load(), std::this_thread::get_id())
+      << "the owner ran elsewhere than in the waiter's sweep";
+  EXPECT_FALSE(nested_ok.load()) << "a wait inside the sweep claimed retirement done";
+  EXPECT_GE(nested_ms.load(), 0);
+  EXPECT_LT(nested_ms.load(), 1000) << "a wait inside the sweep waited for itself";
+}
+
+// Threads that submit and wait while the thread is paused and resumed
+// again and again (a busy host): every result right, nothing lost.
+TEST_F(RetirementHelp, WaitersAndTheThreadTakeTurnsAtTheSweepWithoutLosingWork) {
+  Env e = env();
+  constexpr int kThreads = 4, kRounds = 60;
+  std::vector<Stream> streams;
+  for (int t = 0; t < kThreads; ++t) streams.push_back(Stream::create(e.ctx));
+  std::atomic<int> wrong{0}, finished{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&, t] {
+      for (int i = 0; i < kRounds; ++i) {
+        View v = allocate(streams[t], DType::u32, 256);
+        const auto value = static_cast<std::uint32_t>(t * 1000 + i);
+        (void)fill(streams[t], v, value);
+        if (read_u32(streams[t], v) != std::vector<std::uint32_t>(256, value)) wrong.fetch_add(1);
+      }
+      finished.fetch_add(1);
+    });
+  }
+  std::uint64_t toggles = 0;
+  while (finished.load() < kThreads) {
+    const testing::RetirementPause pause;
+    for (int i = 0; i < 200 && finished.load() < kThreads; ++i) std::this_thread::yield();
+    ++toggles;
+  }
+  for (std::thread& w : workers) w.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(toggles, 0U);
+  settle();
+  EXPECT_EQ(e.ctx.stats().pending_submissions, 0U);
+  EXPECT_EQ(sim().violation_count(), 0U) << violations_text();
 }
 
 }  // namespace

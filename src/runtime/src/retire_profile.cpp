@@ -38,6 +38,7 @@ void RetireProfile::print() const noexcept {
               {"drain", drain},
               {"nap_over", nap_over},
               {"between", between},
+              {"help", help},
               {"event_create", event_create},
               {"alloc", alloc},
               {"submitter_drain", submitter_drain}};

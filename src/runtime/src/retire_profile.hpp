@@ -27,6 +27,8 @@ struct RetireProfile {
   // timer may oversleep far past a 1 ms gap), and the longest from one
   // sweep's end to the next's start.
   Total sweep, query, settle, host_free, stream_lock, marker, drain, nap_over, between;
+  // Sweeps made by waiters in the thread's place (Retirement::help).
+  Total help;
   // Any thread: events made on the submit path, pool allocations,
   // stream-ordered releases drained by submitters and allocators.
   Total event_create, alloc, submitter_drain;

@@ -119,6 +119,7 @@ Retirement& Retirement::instance() {
 }
 
 std::atomic<bool> Retirement::exiting_{false};
+thread_local bool Retirement::helping_here_ = false;
 
 Retirement::Retirement() {
   thread_ = std::thread([this] {
@@ -187,28 +188,23 @@ void Retirement::run() {
   std::uint64_t seen_submitted = 0;
   std::uint64_t pending_since_ns = 0;  // the profile's: the previous sweep's end, while work was pending
   while (!process_is_exiting()) {
-    snapshot(streams);
     bool any_pending = false;
     std::uint32_t deepest = 0;
-    bool progress;
-    {
-      if (pending_since_ns != 0) retire_profile().between.add(RetireProfile::now_ns() - pending_since_ns);
-      const ProfileScope timed(&RetireProfile::sweep);
-      progress = sweep(streams, any_pending, deepest);
+    bool progress = false;
+    bool streaming_now = false;
+    if (pending_since_ns != 0) retire_profile().between.add(RetireProfile::now_ns() - pending_since_ns);
+    if (!sweep_once(streams, seen_submitted, any_pending, deepest, progress, streaming_now)) {
+      if (!process_is_exiting()) nap(kMaxSleep);  // paused (tests only)
+      continue;
     }
     pending_since_ns = RetireProfile::on && any_pending ? RetireProfile::now_ns() : 0;
-    sweeps_.fetch_add(1, std::memory_order_acq_rel);
     const bool waiting = waiters_.load(std::memory_order_acquire) != 0;
     if (progress) {
       last_progress = Clock::now();
       idle_rounds = 0;
     }
     if (waiting) notify_waiters();  // a wait_sweep counts sweeps, not progress
-    std::uint64_t submitted = 0;
-    for (const StreamState* s : streams) submitted += s->submitted_seq.load(std::memory_order_relaxed);
-    busy_sweeps_ = submitted == seen_submitted ? 0 : busy_sweeps_ + 1;
-    seen_submitted = submitted;
-    if (waiting || !streaming()) {
+    if (waiting || !streaming_now) {
       gap = kLatencyGap;  // one new submission may well be waited for next
     } else {
       gap = std::min<std::chrono::microseconds>(std::max(gap * 2, std::chrono::microseconds(1)),
@@ -228,6 +224,56 @@ void Retirement::run() {
     last_progress = Clock::now();
     gap = kLatencyGap;
   }
+}
+
+bool Retirement::sweep_once(std::vector<StreamState*>& streams, std::uint64_t& seen_submitted,
+                            bool& any_pending, std::uint32_t& deepest, bool& progress, bool& streaming_now) {
+  base::Guard sweeping(sweep_mu_);
+  if (paused_ || process_is_exiting()) return false;  // a helper may have held the lock across the exit
+  snapshot(streams);  // under the sweep's lock: only a sweep of this thread's destroys a stream
+  {
+    const ProfileScope timed(&RetireProfile::sweep);
+    progress = sweep(streams, /*may_destroy=*/true, any_pending, deepest);
+  }
+  sweeps_.fetch_add(1, std::memory_order_acq_rel);
+  std::uint64_t submitted = 0;
+  for (const StreamState* s : streams) submitted += s->submitted_seq.load(std::memory_order_relaxed);
+  busy_sweeps_ = submitted == seen_submitted ? 0 : busy_sweeps_ + 1;
+  seen_submitted = submitted;
+  streaming_now = streaming();
+  return true;
+}
+
+bool Retirement::help() {
+  if (!sweep_mu_.try_lock()) return false;
+  if (process_is_exiting()) {  // the thread has stopped sweeping: so does everyone
+    sweep_mu_.unlock();
+    return false;
+  }
+  // A stream in streams_ is destroyed only by a sweep of the thread's,
+  // which this one excludes.
+  std::vector<StreamState*> streams;
+  {
+    base::Guard g(mu_);
+    streams = streams_;
+  }
+  bool any_pending = false;
+  std::uint32_t deepest = 0;
+  helping_here_ = true;
+  {
+    const ProfileScope timed(&RetireProfile::help);
+    (void)sweep(streams, /*may_destroy=*/false, any_pending, deepest);
+  }
+  helping_here_ = false;
+  sweeps_.fetch_add(1, std::memory_order_acq_rel);
+  sweep_mu_.unlock();
+  notify_waiters();
+  return true;
+}
+
+void Retirement::pause_thread(bool paused) {
+  base::Guard g(sweep_mu_);  // a sweep under way ends first; the next sees the flag
+  paused_ = paused;
 }
 
 // Between sweeps while work is pending (see the top of this file). After
@@ -282,7 +328,8 @@ void Retirement::sleep_until_woken(const std::vector<StreamState*>& streams) {
   sleeping_.store(false, std::memory_order_seq_cst);
 }
 
-bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, std::uint32_t& deepest) {
+bool Retirement::sweep(std::vector<StreamState*>& streams, bool may_destroy, bool& any_pending,
+                       std::uint32_t& deepest) {
   bool progress = false;
   // A released stream is found below like any other; the flag only woke us.
   dirty_.store(false, std::memory_order_relaxed);
@@ -313,6 +360,10 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
       any_pending = true;  // until every release is proven: wait_settled counts them
     }
     if (s->abandoned()) {
+      if (!may_destroy) {
+        any_pending = true;
+        continue;
+      }
       if (!s->detach()) {
         any_pending = true;  // a marker proves its untracked work done first
         continue;
@@ -346,7 +397,7 @@ bool Retirement::sweep(std::vector<StreamState*>& streams, bool& any_pending, st
 // to a walk from the oldest that attributes it to the submission whose own
 // event reports it (quarantined) and still retires the others.
 bool Retirement::sweep_stream(StreamState& s) {
-  // No lock: only this thread unlinks, and a submitter stores `head` (when
+  // No stream lock: only a sweep unlinks, and a submitter stores `head` (when
   // the queue was empty) before `tail`. Links from head up to newest were
   // written before newest was published, so they are stable; only
   // newest->next may be changing.

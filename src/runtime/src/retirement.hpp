@@ -27,6 +27,12 @@
 //   enqueued before it.
 // - Frees memory, releases foreign owners and destroys streams on its own
 //   thread, never inside a driver callback, never holding a runtime lock.
+// - A sweep is whoever holds `sweep_mu_`: the thread, or a thread waiting on
+//   retirement that found no sweep completed for kHelpAfter (retirement.cpp;
+//   the thread is off the CPU on a busy host) and none under way, and sweeps
+//   in its place (help). A helper frees and releases owners as the thread
+//   would, on its own thread, but never destroys a stream. "Retirement
+//   only" state, here and in StreamState, is the sweep's.
 #pragma once
 
 #include <atomic>
@@ -103,17 +109,33 @@ class Retirement {
   // what is still pending is left to the process's end.
   [[nodiscard]] static bool process_is_exiting() noexcept { return exiting_.load(std::memory_order_acquire); }
 
+  // The retirement thread, or a waiter inside the sweep it helps with: a
+  // wait from there would wait for itself.
   [[nodiscard]] bool on_retirement_thread() const noexcept {
-    return std::this_thread::get_id() == thread_id_;
+    return helping_here_ || std::this_thread::get_id() == thread_id_;
   }
+
+  // Tests only (tandem/testing/retirement_pause.hpp): while paused the
+  // thread begins no sweep (waiters still help). Returns once no sweep of
+  // the thread's is under way.
+  void pause_thread(bool paused);
 
  private:
   Retirement();
   void run();
+  // One sweep of the thread's and its bookkeeping, under sweep_mu_; false
+  // instead while paused or once the process exits.
+  bool sweep_once(std::vector<StreamState*>& streams, std::uint64_t& seen_submitted, bool& any_pending,
+                  std::uint32_t& deepest, bool& progress, bool& streaming_now) TANDEM_EXCLUDES(sweep_mu_);
   // Returns true if anything retired, was quarantined or destroyed.
-  bool sweep(std::vector<StreamState*>& streams, bool& any_pending, std::uint32_t& deepest);
-  bool sweep_stream(StreamState& s);
-  Submission* cover_quiet_tail(StreamState& s, Submission* newest) noexcept;
+  // `may_destroy`: the thread's sweeps destroy abandoned streams (and
+  // refresh `streams`); a helper's leave them to it.
+  bool sweep(std::vector<StreamState*>& streams, bool may_destroy, bool& any_pending, std::uint32_t& deepest)
+      TANDEM_REQUIRES(sweep_mu_);
+  // A waiter's sweep (see the top of this file); false if one was under way.
+  bool help() TANDEM_EXCLUDES(sweep_mu_);
+  bool sweep_stream(StreamState& s) TANDEM_REQUIRES(sweep_mu_);
+  Submission* cover_quiet_tail(StreamState& s, Submission* newest) noexcept TANDEM_REQUIRES(sweep_mu_);
   // Whether `s` has queued nothing new since the previous sweep and for at
   // least `for_at_least` (always, for a waiter).
   bool quiet(StreamState& s, bool waiting, std::chrono::microseconds for_at_least) noexcept;
@@ -139,10 +161,10 @@ class Retirement {
   // Releases pushed to `s` that no submission follows (their stream went
   // quiet, or is idle: all its work proven): drains them and queues a marker
   // after them; hands refused ones back to host proof. True if it did anything.
-  bool tend_releases(StreamState& s) noexcept;
+  bool tend_releases(StreamState& s) noexcept TANDEM_REQUIRES(sweep_mu_);
   // settle(): each free enqueued before a settled submission takes that
   // submission's verdict (freed, or quarantined).
-  void finish_releases(StreamState& s, std::uint64_t last_seq) noexcept;
+  void finish_releases(StreamState& s, std::uint64_t last_seq) noexcept TANDEM_REQUIRES(sweep_mu_);
   Submission* newest_evented(StreamState& s, Submission* head, Submission* newest) noexcept;
   // `failed`: the query of the oldest own event reported an error (the
   // sweep must attribute it before asking anything newer); `proven`: that
@@ -151,12 +173,13 @@ class Retirement {
                   const Submission*& proven) noexcept;
   static void note_stall(StreamState& s, std::uint64_t now_ns) noexcept;
   bool bisect(StreamState& s, Submission* head, Submission* newest, Submission*& last_complete);
-  void walk_attributing_errors(StreamState& s, Submission* head, Submission* newest);
-  void settle(StreamState& s, const Submission* newest);
-  void unlink_settled(StreamState& s, const Submission* newest, Submission* last);
-  void untrack_leases(Submission& sub);
-  void count_drop(AllocationState* a, std::uint32_t n);
-  void drop_lease_counts() noexcept;
+  void walk_attributing_errors(StreamState& s, Submission* head, Submission* newest)
+      TANDEM_REQUIRES(sweep_mu_);
+  void settle(StreamState& s, const Submission* newest) TANDEM_REQUIRES(sweep_mu_);
+  void unlink_settled(StreamState& s, const Submission* newest, Submission* last) TANDEM_REQUIRES(sweep_mu_);
+  void untrack_leases(Submission& sub) TANDEM_REQUIRES(sweep_mu_);
+  void count_drop(AllocationState* a, std::uint32_t n) TANDEM_REQUIRES(sweep_mu_);
+  void drop_lease_counts() noexcept TANDEM_REQUIRES(sweep_mu_);
   void snapshot(std::vector<StreamState*>& out);
   bool anything_pending(const std::vector<StreamState*>& streams) const;
   void pace(std::chrono::microseconds gap, bool waiting, unsigned idle_rounds);
@@ -187,25 +210,36 @@ class Retirement {
   };
   std::vector<Destroying> destroying_ TANDEM_GUARDED_BY(mu_);
   bool wake_ TANDEM_GUARDED_BY(mu_) = false;
-  // Retirement thread only.
+
+  // Held across a sweep (see the top of this file). Taken before mu_ and
+  // before any stream's lock.
+  base::Mutex sweep_mu_;
+  // The thread's alone (its list of streams, snapshot; a helper takes its
+  // own copy).
   std::uint64_t seen_generation_ = 0;
-  // Consecutive sweeps that found new work. From two on, submitters are
-  // streaming: the sweep gap grows, and dropped frees keep the quiet-time
-  // rule (tend_releases).
-  unsigned busy_sweeps_ = 0;
-  [[nodiscard]] bool streaming() const noexcept { return busy_sweeps_ >= 2; }
+  // Consecutive sweeps of the thread's that found new work. From two on,
+  // submitters are streaming: the sweep gap grows, and dropped frees keep
+  // the quiet-time rule (tend_releases).
+  unsigned busy_sweeps_ TANDEM_GUARDED_BY(sweep_mu_) = 0;
+  [[nodiscard]] bool streaming() const noexcept TANDEM_REQUIRES(sweep_mu_) { return busy_sweeps_ >= 2; }
   // A dropped free is queued at the first sweep that sees it (retirement.cpp).
-  [[nodiscard]] bool releases_at_once() const noexcept;
+  [[nodiscard]] bool releases_at_once() const noexcept TANDEM_REQUIRES(sweep_mu_);
   struct Outcome {
     Submission* sub;
     bool completed;  // false: completion unknown, quarantined
   };
-  std::vector<Outcome> outcomes_;
-  std::vector<std::pair<AllocationState*, std::uint32_t>> drops_;  // lease counts to drop, per allocation
-  std::vector<Submission*> reuse_;                                 // settled, back to their stream's pool
-  std::vector<Submission*> handed_off_;                            // settled, still referred to by a future
-  std::vector<std::pair<std::uint64_t, AllocationState*>> releases_;  // settle's frees to finish
-  std::vector<AllocationState*> failed_releases_;
+  std::vector<Outcome> outcomes_ TANDEM_GUARDED_BY(sweep_mu_);
+  // Lease counts to drop, per allocation.
+  std::vector<std::pair<AllocationState*, std::uint32_t>> drops_ TANDEM_GUARDED_BY(sweep_mu_);
+  std::vector<Submission*> reuse_ TANDEM_GUARDED_BY(sweep_mu_);  // settled, back to their stream's pool
+  std::vector<Submission*> handed_off_
+      TANDEM_GUARDED_BY(sweep_mu_);  // settled, still referred to by a future
+  // Settle's frees to finish.
+  std::vector<std::pair<std::uint64_t, AllocationState*>> releases_ TANDEM_GUARDED_BY(sweep_mu_);
+  std::vector<AllocationState*> failed_releases_ TANDEM_GUARDED_BY(sweep_mu_);
+  bool paused_ TANDEM_GUARDED_BY(sweep_mu_) = false;  // pause_thread
+  // Set by help() across its sweep, on the helping thread.
+  static thread_local bool helping_here_;
 
   // Read by every submit (notify_submit): on a line of its own, not beside
   // the vectors above that each sweep rewrites.

@@ -2,6 +2,7 @@
 // Retirement (retirement.hpp): the waits on it (wait_for_retirement,
 // a future's wait, a sweep) — block until the retirement thread has
 // settled what the caller asked about, or the deadline passes.
+#include <algorithm>
 #include <utility>
 
 #include "context_state.hpp"
@@ -10,11 +11,22 @@
 #include "stream_state.hpp"
 #include "submission.hpp"
 #include "tandem/detail/trace.hpp"
+#include "tuning.hpp"
 
 namespace tandem::detail {
 
 namespace {
 using Clock = std::chrono::steady_clock;
+
+// A waiter sweeps in the thread's place once no sweep has completed for
+// this long (help). While someone waits the thread sweeps every 2 µs, so
+// a longer silence means it is off the CPU or held inside a driver call: on
+// an H100 with every core busy, retirement lagged 16-174 ms at p99 behind
+// work the device had finished, while the threads waiting for it slept
+// (results/h100/s47-0b5511d). A waiter woken by its timeout gets the CPU back
+// sooner than a thread that spins between sweeps. TANDEM_RETIRE_HELP_US
+// (tuning; negative: never help, the rule before it).
+const auto kHelpAfter = std::chrono::microseconds(tuning_value("TANDEM_RETIRE_HELP_US", 0, 200));
 }  // namespace
 
 template <class Pred>
@@ -22,9 +34,16 @@ bool Retirement::wait_until(Clock::time_point deadline, Pred pred) {
   waiters_.fetch_add(1, std::memory_order_seq_cst);
   wake();
   bool ok;
-  {
-    std::unique_lock lk(settled_mu_.native());
-    ok = settled_cv_.wait_until(lk, deadline, pred);
+  for (;;) {
+    const std::uint64_t swept = sweeps_.load(std::memory_order_acquire);
+    const Clock::time_point slice =
+        kHelpAfter.count() < 0 ? deadline : std::min(deadline, Clock::now() + kHelpAfter);
+    {
+      std::unique_lock lk(settled_mu_.native());
+      ok = settled_cv_.wait_until(lk, slice, pred);
+    }
+    if (ok || slice == deadline) break;
+    if (sweeps_.load(std::memory_order_acquire) == swept) (void)help();
   }
   waiters_.fetch_sub(1, std::memory_order_seq_cst);
   return ok;

@@ -15,6 +15,7 @@ class TANDEM_CAPABILITY("mutex") Mutex {
  public:
   void lock() TANDEM_ACQUIRE() { mu_.lock(); }
   void unlock() TANDEM_RELEASE() { mu_.unlock(); }
+  bool try_lock() TANDEM_TRY_ACQUIRE(true) { return mu_.try_lock(); }
   std::mutex& native() { return mu_; }  // for std::condition_variable
 
  private:
