@@ -244,38 +244,6 @@ bool Retirement::sweep_once(std::vector<StreamState*>& streams, std::uint64_t& s
   return true;
 }
 
-bool Retirement::help() {
-  if (!sweep_mu_.try_lock()) return false;
-  if (process_is_exiting()) {  // the thread has stopped sweeping: so does everyone
-    sweep_mu_.unlock();
-    return false;
-  }
-  // A stream in streams_ is destroyed only by a sweep of the thread's,
-  // which this one excludes.
-  std::vector<StreamState*> streams;
-  {
-    base::Guard g(mu_);
-    streams = streams_;
-  }
-  bool any_pending = false;
-  std::uint32_t deepest = 0;
-  helping_here_ = true;
-  {
-    const ProfileScope timed(&RetireProfile::help);
-    (void)sweep(streams, /*may_destroy=*/false, any_pending, deepest);
-  }
-  helping_here_ = false;
-  sweeps_.fetch_add(1, std::memory_order_acq_rel);
-  sweep_mu_.unlock();
-  notify_waiters();
-  return true;
-}
-
-void Retirement::pause_thread(bool paused) {
-  base::Guard g(sweep_mu_);  // a sweep under way ends first; the next sees the flag
-  paused_ = paused;
-}
-
 // Between sweeps while work is pending (see the top of this file). After
 // kSpinWhilePending without progress it sleeps, 20 µs doubling to 1 ms, so
 // a long kernel costs no CPU.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Retirement (retirement.hpp): the waits on it (wait_for_retirement,
 // a future's wait, a sweep) — block until the retirement thread has
-// settled what the caller asked about, or the deadline passes.
+// settled what the caller asked about, or the deadline passes — and the
+// sweep a waiter makes in the thread's place when it is off the CPU.
 #include <algorithm>
 #include <utility>
 
@@ -20,16 +21,47 @@ using Clock = std::chrono::steady_clock;
 
 // A waiter sweeps in the thread's place once no sweep has completed for
 // this long (help). While someone waits the thread sweeps every 2 µs, so
-// a longer silence means it is off the CPU or held inside a driver call: on
-// an H100 with every core busy, retirement lagged 16-174 ms at p99 behind
-// work the device had finished, while the threads waiting for it slept
-// (results/h100/s47-0b5511d). A waiter woken by its timeout gets the CPU back
-// sooner than a thread that spins between sweeps: with 8 busy loops on an
-// H100's 16 cores, help halved the churn's median p99 in two rounds
-// (results/h100/s48-a49ab2a). TANDEM_RETIRE_HELP_US (tuning; negative:
-// never help, the rule before it).
+// a longer silence means it is off the CPU or held inside a driver call. A
+// waiter woken by its timeout gets the CPU back sooner than a thread that
+// spins between sweeps: on an H100 with 8 busy loops on its 16 cores, the
+// longest gap between two sweeps went from 13 ms to 5-8.5 ms and the
+// churn's median p99 halved, in two rounds (results/h100/s48-a49ab2a).
+// TANDEM_RETIRE_HELP_US (tuning; negative: never help, the rule before it).
 const auto kHelpAfter = std::chrono::microseconds(tuning_value("TANDEM_RETIRE_HELP_US", 0, 200));
 }  // namespace
+
+// A waiter's sweep: see retirement.hpp.
+bool Retirement::help() {
+  if (!sweep_mu_.try_lock()) return false;
+  if (process_is_exiting()) {  // the thread has stopped sweeping: so does everyone
+    sweep_mu_.unlock();
+    return false;
+  }
+  // A stream in streams_ is destroyed only by a sweep of the thread's,
+  // which this one excludes.
+  std::vector<StreamState*> streams;
+  {
+    base::Guard g(mu_);
+    streams = streams_;
+  }
+  bool any_pending = false;
+  std::uint32_t deepest = 0;
+  helping_here_ = true;
+  {
+    const ProfileScope timed(&RetireProfile::help);
+    (void)sweep(streams, /*may_destroy=*/false, any_pending, deepest);
+  }
+  helping_here_ = false;
+  sweeps_.fetch_add(1, std::memory_order_acq_rel);
+  sweep_mu_.unlock();
+  notify_waiters();
+  return true;
+}
+
+void Retirement::pause_thread(bool paused) {
+  base::Guard g(sweep_mu_);  // a sweep under way ends first; the next sees the flag
+  paused_ = paused;
+}
 
 template <class Pred>
 bool Retirement::wait_until(Clock::time_point deadline, Pred pred) {
