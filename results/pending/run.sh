@@ -48,6 +48,24 @@
 #   short form), then step 5 /
 #   scripts/bench at HEAD (the sustained rows and launch ratios with the change).
 #
+# Session 48 (19:18-22:18 UTC): one failed start (91 s) and five refused calls, then one fresh H100
+# (19:33) held for five calls (results/h100/s48-a49ab2a): step 6 at a49ab2a with the same-machine A/B
+# ways (078ff01's bounded lock wait cut the hog p99 about 5x; waiters' help, new in a49ab2a, halved it
+# again with 8 hogs in two rounds, nothing with 16, where the submitters' own stalls are the p99);
+# scripts/bench at a49ab2a (54 of 66, on a machine whose raw rows ran 10-24 % slower than s45's: no A/B);
+# ctest -L gpu all passed. Next, first: (8) below, then step 1 if an H200 comes, else step 3's bench.
+#   8. The launch rows with help on and off, paired, in one call (help must cost the launch path
+#      nothing; it only runs in waits):
+#        for r in 1 2; do for h in 200 -1; do TANDEM_RETIRE_HELP_US=$h timeout 90 build-gpu/bench/tandem_bench \
+#          --benchmark_filter='^BM_Paired(Catalog)?(Simt|Tile)Launch/|^BM_PairedLaunchThreads/|^BM_PairedRoundTrip' \
+#          --benchmark_out=$OUT/help-$h-$r.json --benchmark_out_format=json > $OUT/help-$h-$r.txt 2>&1; done; done
+#      (after churn-hog.sh's build), then `RUNS=10 bash results/pending/churn-hog.sh <HEAD> plain profile`
+#      on the same machine: a quiet machine's p99 with margin is still missing (s48's quiet runs: medians
+#      1.6 / 2.2 ms, one run in ten at 5-7 ms with a 4.5-6.6 ms submission in it).
+#   9. The pool's growth: every profiled run (s48) had 10 pool allocations (`alloc`) of up to 17-82 ms on
+#      the submitting threads. Find when they happen (a report's timeline: keep the reports, churn-hog.sh
+#      deletes them) and whether other threads' submissions stall behind them.
+#
 # 1. If an H200 comes: MODE=plain timeout 570 bash results/h200/aa-c70af80/run.sh (H200 A/A
 #    run 2; git archive -o aa-src.tgz c70af80 in the checkout first, delete it after), then
 #    scripts/bench at HEAD (below): the first H200 figures since session 33.
