@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // spec/runtime.md §6 — completion and retirement: dropping never waits,
 // memory and foreign owners are released only after the last use retires
-// (on the retirement thread, outside the runtime's locks), unknown
-// completion quarantines, dropped streams still retire, wait_for_retirement.
+// (on the retirement thread, or a waiter sweeping in its place, outside the
+// runtime's locks), unknown completion quarantines, dropped streams still
+// retire, wait_for_retirement.
 #include <atomic>
 #include <optional>
 #include <thread>
