@@ -60,6 +60,7 @@ class ProcessRunsTest(TempDir):
             prof = x["retire_profile"]
             self.assertIsNotNone(prof, "a run under --retire-profile printed no profile")
             self.assertGreater(prof["sweep"]["count"], 0)  # the retirement thread swept, timed
+            self.assertGreater(prof["sweep"]["max_at_ms"], 0)  # and says when its longest sweep ended
             self.assertIn("between", prof)
         self.assertIn("retirement's longest gap", r.stderr)
 

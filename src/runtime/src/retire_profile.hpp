@@ -17,6 +17,10 @@ namespace tandem::detail {
 struct RetireProfile {
   struct Total {
     std::atomic<std::uint64_t> count{0}, ns{0}, max_ns{0};
+    // When the longest ended (now_ns()): a stall at the process's start
+    // (the pool's first growth, a stream's first events) reads apart from
+    // one under load.
+    std::atomic<std::uint64_t> max_at_ns{0};
     void add(std::uint64_t ns_taken) noexcept;
   };
   static const bool on;
@@ -37,6 +41,9 @@ struct RetireProfile {
                                           std::chrono::steady_clock::now().time_since_epoch())
                                           .count());
   }
+  // The profile's start (its first use: the process's first timed part),
+  // from which print() counts each longest's max_at_ms.
+  const std::uint64_t start_ns = now_ns();
   void print() const noexcept;
 };
 
