@@ -63,8 +63,9 @@
 #      on the same machine: a quiet machine's p99 with margin is still missing (s48's quiet runs: medians
 #      1.6 / 2.2 ms, one run in ten at 5-7 ms with a 4.5-6.6 ms submission in it).
 #   9. The pool's growth: every profiled run (s48) had 10 pool allocations (`alloc`) of up to 17-82 ms on
-#      the submitting threads. Find when they happen (a report's timeline: keep the reports, churn-hog.sh
-#      deletes them) and whether other threads' submissions stall behind them.
+#      the submitting threads. Find when they happen (since 2b1278b each profile part's `max_at_ms` says
+#      when its longest ended; a report's timeline too: churn-hog.sh deletes the reports) and whether
+#      other threads' submissions stall behind them.
 #
 # 1. If an H200 comes: MODE=plain timeout 570 bash results/h200/aa-c70af80/run.sh (H200 A/A
 #    run 2; git archive -o aa-src.tgz c70af80 in the checkout first, delete it after), then
