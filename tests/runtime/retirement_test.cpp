@@ -745,6 +745,28 @@ TEST_F(RetirementHelp, AForeignOwnerReleasedByAWaiterRunsOnItsThreadAndDoesNotWa
   EXPECT_LT(nested_ms.load(), 1000) << "a wait inside the sweep waited for itself";
 }
 
+// A waiter may wake on its own timer in the middle of another's sweep (and,
+// with TANDEM_RETIRE_HELP_US=0, runtime_test.waiters_sweep, does so all the
+// time): once it sees its submission settled, the stats count it.
+TEST_F(RetirementHelp, AWaiterThatSeesItsWorkSettledReadsStatsThatCountIt) {
+  constexpr int kThreads = 4, kRounds = 500;  // a context each: its stats count only its thread's work
+  std::atomic<int> stale{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      Context ctx = Context::create(device());
+      Stream s = Stream::create(ctx);
+      View x = allocate(s, DType::u32, 64);
+      for (int i = 0; i < kRounds; ++i) {
+        LaunchFuture f = fill(s, x, static_cast<std::uint32_t>(i));
+        if (!f.wait(kPatience) || ctx.stats().pending_submissions != 0) stale.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(stale.load(), 0) << "a wait returned before the stats counted what it waited for";
+}
+
 // Threads that submit and wait while the thread is paused and resumed
 // again and again (a busy host): every result right, nothing lost.
 TEST_F(RetirementHelp, WaitersAndTheThreadTakeTurnsAtTheSweepWithoutLosingWork) {

@@ -145,6 +145,18 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
       h->record(now > t ? static_cast<std::uint64_t>(static_cast<double>(now - t) * ns_per_tick) : 0);
     }
   }
+  // Counted before any outcome is published: whoever sees a submission
+  // settled (a waiter, or a poll of its status) reads stats that count it.
+  // A waiter also wakes on its own timer now (help), not only once a sweep
+  // has ended.
+  bump(s.leases_released, released_leases + quarantined_leases);
+  if (quarantined_leases) s.ctx->quarantined_leases.fetch_add(quarantined_leases, std::memory_order_relaxed);
+  bump(s.retired, retired);
+  bump(s.quarantined, quarantined_n);
+  bump(s.user_settled, user);
+  for (const Outcome& o : outcomes_) {
+    if (!o.completed) s.ctx->keep_quarantined(o.sub);  // its leases and events stay, forever
+  }
   reuse_.clear();
   handed_off_.clear();
   for (const Outcome& o : outcomes_) {
@@ -163,11 +175,6 @@ void Retirement::settle(StreamState& s, const Submission* newest) {
   }
   const std::uint64_t last_seq = last->seq;
   unlink_settled(s, newest, last);
-  bump(s.leases_released, released_leases + quarantined_leases);
-  if (quarantined_leases) s.ctx->quarantined_leases.fetch_add(quarantined_leases, std::memory_order_relaxed);
-  bump(s.retired, retired);
-  bump(s.quarantined, quarantined_n);
-  bump(s.user_settled, user);
   s.settled_seq.store(last_seq, std::memory_order_seq_cst);  // the queue is shorter from here on
 }
 
@@ -250,9 +257,6 @@ void Retirement::unlink_settled(StreamState& s, const Submission* newest,
   // dry. Unlinked: nothing reaches these through the queue any more, except
   // a walk that began before (their `next` is left as it is).
   s.give_back(reuse_.data(), reuse_.size());
-  for (const Outcome& o : outcomes_) {
-    if (!o.completed) s.ctx->keep_quarantined(o.sub);  // its leases and events stay, forever
-  }
 }
 
 }  // namespace tandem::detail
