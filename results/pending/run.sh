@@ -59,7 +59,9 @@
 #        for r in 1 2; do for h in 200 -1; do TANDEM_RETIRE_HELP_US=$h timeout 90 build-gpu/bench/tandem_bench \
 #          --benchmark_filter='^BM_Paired(Catalog)?(Simt|Tile)Launch/|^BM_PairedLaunchThreads/|^BM_PairedRoundTrip' \
 #          --benchmark_out=$OUT/help-$h-$r.json --benchmark_out_format=json > $OUT/help-$h-$r.txt 2>&1; done; done
-#      (after churn-hog.sh's build), then `RUNS=10 bash results/pending/churn-hog.sh <HEAD> plain profile`
+#      (after churn-hog.sh's build; then `cmake --build build-gpu -j16 && ctest --test-dir build-gpu -L gpu`:
+#      d905650 moved a settle's counters before its outcomes and has run on no GPU),
+#      then `RUNS=10 bash results/pending/churn-hog.sh <HEAD> plain profile`
 #      on the same machine: a quiet machine's p99 with margin is still missing (s48's quiet runs: medians
 #      1.6 / 2.2 ms, one run in ten at 5-7 ms with a 4.5-6.6 ms submission in it).
 #   9. The pool's growth: every profiled run (s48) had 10 pool allocations (`alloc`) of up to 17-82 ms on
