@@ -231,9 +231,9 @@ class Retirement {
   std::vector<Outcome> outcomes_ TANDEM_GUARDED_BY(sweep_mu_);
   // Lease counts to drop, per allocation.
   std::vector<std::pair<AllocationState*, std::uint32_t>> drops_ TANDEM_GUARDED_BY(sweep_mu_);
-  std::vector<Submission*> reuse_ TANDEM_GUARDED_BY(sweep_mu_);  // settled, back to their stream's pool
-  std::vector<Submission*> handed_off_
-      TANDEM_GUARDED_BY(sweep_mu_);  // settled, still referred to by a future
+  // Settled: back to their stream's pool; still referred to by a future.
+  std::vector<Submission*> reuse_ TANDEM_GUARDED_BY(sweep_mu_);
+  std::vector<Submission*> handed_off_ TANDEM_GUARDED_BY(sweep_mu_);
   // Settle's frees to finish.
   std::vector<std::pair<std::uint64_t, AllocationState*>> releases_ TANDEM_GUARDED_BY(sweep_mu_);
   std::vector<AllocationState*> failed_releases_ TANDEM_GUARDED_BY(sweep_mu_);
