@@ -26,7 +26,8 @@
 //   stream is quiet; a settled submission proves (or quarantines) the frees
 //   enqueued before it.
 // - Frees memory, releases foreign owners and destroys streams on its own
-//   thread, never inside a driver callback, never holding a runtime lock.
+//   thread, never inside a driver callback, never holding a runtime lock
+//   but the sweep's (below), which no user call takes.
 // - A sweep is whoever holds `sweep_mu_`: the thread, or a thread waiting on
 //   retirement that found no sweep completed for kHelpAfter (retirement.cpp;
 //   the thread is off the CPU on a busy host) and none under way, and sweeps
