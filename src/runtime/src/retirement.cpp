@@ -185,18 +185,15 @@ void Retirement::run() {
   unsigned idle_rounds = 0;
   auto last_progress = Clock::now();
   auto gap = kLatencyGap;
-  std::uint64_t seen_submitted = 0;
   std::uint64_t pending_since_ns = 0;  // the profile's: the previous sweep's end, while work was pending
   while (!process_is_exiting()) {
-    bool any_pending = false;
-    std::uint32_t deepest = 0;
-    bool progress = false;
-    bool streaming_now = false;
     if (pending_since_ns != 0) retire_profile().between.add(RetireProfile::now_ns() - pending_since_ns);
-    if (!sweep_once(streams, seen_submitted, any_pending, deepest, progress, streaming_now)) {
+    const std::optional<SweepResult> swept = sweep_once(streams);
+    if (!swept) {
       if (!process_is_exiting()) nap(kMaxSleep);  // paused (tests only)
       continue;
     }
+    const auto [progress, any_pending, deepest, streaming_now] = *swept;
     pending_since_ns = RetireProfile::on && any_pending ? RetireProfile::now_ns() : 0;
     const bool waiting = waiters_.load(std::memory_order_acquire) != 0;
     if (progress) {
@@ -226,22 +223,23 @@ void Retirement::run() {
   }
 }
 
-bool Retirement::sweep_once(std::vector<StreamState*>& streams, std::uint64_t& seen_submitted,
-                            bool& any_pending, std::uint32_t& deepest, bool& progress, bool& streaming_now) {
+std::optional<Retirement::SweepResult> Retirement::sweep_once(std::vector<StreamState*>& streams) {
   base::Guard sweeping(sweep_mu_);
-  if (paused_ || process_is_exiting()) return false;  // a helper may have held the lock across the exit
-  snapshot(streams);  // under the sweep's lock: only a sweep of this thread's destroys a stream
+  if (paused_ || process_is_exiting())
+    return std::nullopt;  // a helper may have held the lock across the exit
+  snapshot(streams);      // under the sweep's lock: only a sweep of this thread's destroys a stream
+  SweepResult r;
   {
     const ProfileScope timed(&RetireProfile::sweep);
-    progress = sweep(streams, /*may_destroy=*/true, any_pending, deepest);
+    r.progress = sweep(streams, /*may_destroy=*/true, r.any_pending, r.deepest);
   }
   sweeps_.fetch_add(1, std::memory_order_acq_rel);
   std::uint64_t submitted = 0;
   for (const StreamState* s : streams) submitted += s->submitted_seq.load(std::memory_order_relaxed);
-  busy_sweeps_ = submitted == seen_submitted ? 0 : busy_sweeps_ + 1;
-  seen_submitted = submitted;
-  streaming_now = streaming();
-  return true;
+  busy_sweeps_ = submitted == seen_submitted_ ? 0 : busy_sweeps_ + 1;
+  seen_submitted_ = submitted;
+  r.streaming = streaming();
+  return r;
 }
 
 // Between sweeps while work is pending (see the top of this file). After

@@ -40,6 +40,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -124,10 +125,16 @@ class Retirement {
  private:
   Retirement();
   void run();
-  // One sweep of the thread's and its bookkeeping, under sweep_mu_; false
-  // instead while paused or once the process exits.
-  bool sweep_once(std::vector<StreamState*>& streams, std::uint64_t& seen_submitted, bool& any_pending,
-                  std::uint32_t& deepest, bool& progress, bool& streaming_now) TANDEM_EXCLUDES(sweep_mu_);
+  // What one sweep of the thread's found.
+  struct SweepResult {
+    bool progress = false;  // anything retired, quarantined or destroyed
+    bool any_pending = false;
+    std::uint32_t deepest = 0;  // the longest queue left
+    bool streaming = false;     // streaming(), after it
+  };
+  // One sweep of the thread's and its bookkeeping, under sweep_mu_; none
+  // while paused or once the process exits.
+  std::optional<SweepResult> sweep_once(std::vector<StreamState*>& streams) TANDEM_EXCLUDES(sweep_mu_);
   // Returns true if anything retired, was quarantined or destroyed.
   // `may_destroy`: the thread's sweeps destroy abandoned streams (and
   // refresh `streams`); a helper's leave them to it.
@@ -222,6 +229,7 @@ class Retirement {
   // submitters are streaming: the sweep gap grows, and dropped frees keep
   // the quiet-time rule (tend_releases).
   unsigned busy_sweeps_ TANDEM_GUARDED_BY(sweep_mu_) = 0;
+  std::uint64_t seen_submitted_ TANDEM_GUARDED_BY(sweep_mu_) = 0;  // every stream's, at the previous one
   [[nodiscard]] bool streaming() const noexcept TANDEM_REQUIRES(sweep_mu_) { return busy_sweeps_ >= 2; }
   // A dropped free is queued at the first sweep that sees it (retirement.cpp).
   [[nodiscard]] bool releases_at_once() const noexcept TANDEM_REQUIRES(sweep_mu_);
