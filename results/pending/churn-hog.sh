@@ -5,11 +5,12 @@
 # milliseconds (results/h100/s47-efdd7e6). Busy-loop hogs on every core reproduce a busy host on
 # purpose; --retire-profile says where retirement's time went (session 47: sweeps waiting for a
 # preempted submitter's stream lock, `stream_lock`, results/h100/s47-0b5511d).
-# Usage, in the checkout's root: [RUNS=N] bash results/pending/churn-hog.sh REV [way ...]
+# Usage, in the checkout's root: [RUNS=N] [KEEP=1] bash results/pending/churn-hog.sh REV [way ...]
 #   ways: plain profile hog8 hog16 hog16-plain, and hogN-unbounded-wait (TANDEM_RETIRE_LOCK_WAIT_US=-1,
 #   where the knob exists: 078ff01 on), hogN-no-help (TANDEM_RETIRE_HELP_US=-1: waiters never sweep),
 #   hogN-old (both: the rule before 078ff01); default: plain profile hog8 hog16 hog16-plain
-#   hog16-unbounded-wait hog8-unbounded-wait. A knob missing at REV skips its way.
+#   hog16-unbounded-wait hog8-unbounded-wait. A knob missing at REV skips its way. KEEP=1 keeps the
+#   runs' reports (timelines; deleted by default).
 # Short form for a call with little device time (about 120 s):
 #   RUNS=5 bash results/pending/churn-hog.sh REV hog16 hog16-unbounded-wait
 set -u
@@ -31,7 +32,7 @@ one() {  # name, hog count, extra args
   timeout 120 "${P[@]}" --out $D/$name "$@" > $D/$name.txt 2> $D/$name.log
   echo "== $name ($n hogs $*): rc $?"; tail -n 3 $D/$name.txt | head -n 2
   [ "$n" -gt 0 ] && { kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; }
-  rm -f $D/$name/*.report.json
+  [ -n "${KEEP:-}" ] || rm -f $D/$name/*.report.json
 }
 has() { grep -rq "$1" src/runtime/src; }
 for way in $WAYS; do

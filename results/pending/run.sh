@@ -69,6 +69,12 @@
 #      when its longest ended; a report's timeline too: churn-hog.sh deletes the reports) and whether
 #      other threads' submissions stall behind them.
 #
+# Session 49 (22:39 UTC-): step 8 and 9 in one call, `bash results/pending/step89.sh <HEAD>` (about 450 s
+# with the build): churn-hog plain + profile with KEEP=1 (reports kept), results/pending/pool-probe.cu (the
+# churn's allocation pattern on a raw pool, 8 and 16 threads, with and without the pool grown first: are
+# the 17-82 ms allocations the pool's first growth, and do launches and event queries stall behind
+# them?), then the help on/off launch rows. Then ctest -L gpu on the full build.
+#
 # 1. If an H200 comes: MODE=plain timeout 570 bash results/h200/aa-c70af80/run.sh (H200 A/A
 #    run 2; git archive -o aa-src.tgz c70af80 in the checkout first, delete it after), then
 #    scripts/bench at HEAD (below): the first H200 figures since session 33.
