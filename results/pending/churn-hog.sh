@@ -10,7 +10,8 @@
 #   where the knob exists: 078ff01 on), hogN-no-help (TANDEM_RETIRE_HELP_US=-1: waiters never sweep),
 #   hogN-old (both: the rule before 078ff01); default: plain profile hog8 hog16 hog16-plain
 #   hog16-unbounded-wait hog8-unbounded-wait. A knob missing at REV skips its way. KEEP=1 keeps the
-#   runs' reports (timelines; deleted by default).
+#   runs' reports (timelines; deleted by default). TAG=x writes hogx/ and hogx.tgz (a second round).
+#   Way `reserve`: quiet, profiled, the pool grown by RESERVE_MIB (64) at context creation.
 # Short form for a call with little device time (about 120 s):
 #   RUNS=5 bash results/pending/churn-hog.sh REV hog16 hog16-unbounded-wait
 set -u
@@ -21,7 +22,7 @@ if [ ! -x build-gpu/src/cli/tandem ]; then
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_GIT_REV=$REV >/dev/null &&
     cmake --build build-gpu -j16 --target tandem tandem_bench >/dev/null || { echo "build failed"; exit 3; }
 fi
-D=$OUT/hog; mkdir -p $D
+D=$OUT/hog${TAG:-}; mkdir -p $D
 { nvidia-smi --query-gpu=name,driver_version --format=csv; echo "git: $REV"; nproc; uptime; } > $D/env.txt 2>&1
 P=(scripts/process-runs --runs ${RUNS:-10} --backend cuda --tandem build-gpu/src/cli/tandem
    scenarios/53-stress-churn-8-threads.json scenarios/54-stress-churn-16-threads.json)
@@ -41,6 +42,10 @@ for way in $WAYS; do
     profile) one profile 0 --retire-profile ;;
     hog8 | hog16) one $way ${way#hog} --retire-profile ;;
     hog16-plain) one hog16-plain 16 ;;
+    reserve)  # the pool grown at context creation (TANDEM_POOL_RESERVE_MIB, RESERVE_MIB or 64)
+      if has TANDEM_POOL_RESERVE_MIB; then
+        (export TANDEM_POOL_RESERVE_MIB=${RESERVE_MIB:-64}; one reserve 0 --retire-profile)
+      else echo "== reserve: skipped (no TANDEM_POOL_RESERVE_MIB at $REV)"; fi ;;
     hog*-unbounded-wait | hog*-no-help | hog*-old)
       n=${way#hog}; n=${n%%-*}; knobs=()
       case $way in
@@ -54,4 +59,4 @@ for way in $WAYS; do
     *) echo "unknown way: $way"; exit 2 ;;
   esac
 done
-(cd $OUT && tar czf hog.tgz hog && rm -rf hog)
+(cd $OUT && tar czf hog${TAG:-}.tgz hog${TAG:-} && rm -rf hog${TAG:-})

@@ -5,7 +5,8 @@ set -u
 export PATH=/usr/local/cuda/bin:$PATH
 REV=$1
 T0=$(date +%s)
-RUNS=10 KEEP=1 bash results/pending/churn-hog.sh $REV plain profile > $OUT/churn-console.txt 2>&1
+RUNS=10 KEEP=1 bash results/pending/churn-hog.sh $REV plain profile reserve > $OUT/churn-console.txt 2>&1
+RUNS=10 TAG=2 bash results/pending/churn-hog.sh $REV profile reserve >> $OUT/churn-console.txt 2>&1
 echo "churn done at $(( $(date +%s) - T0 )) s" >> $OUT/times.txt
 nvcc -O2 -std=c++17 -o /tmp/pool-probe results/pending/pool-probe.cu > $OUT/probe.txt 2>&1
 for pg in 0 0 64 64 0 256; do timeout 30 /tmp/pool-probe 8 2000 16 $pg >> $OUT/probe.txt 2>&1; done

@@ -13,10 +13,29 @@
 #include "stream_state.hpp"
 #include "submission.hpp"
 #include "tandem/base/mutant.hpp"
+#include "tuning.hpp"
 
 namespace tandem::detail {
 
 namespace {
+// TANDEM_POOL_RESERVE_MIB=N (a measuring knob, off by default): grow a new
+// context's pool by N MiB before its first allocation, so that the pool's
+// first growth (s48's profiles: 17-82 ms allocations on the churn's
+// submitting threads) happens at creation, not under the first
+// submissions. With the release threshold at its maximum the pool keeps
+// what the free hands back.
+void reserve_pool(ContextState& c, const std::string& where) {
+  static const std::int64_t mib = tuning_value("TANDEM_POOL_RESERVE_MIB", 0, 0);
+  if (mib <= 0) return;
+  driver::Backend& b = c.backend();
+  const std::string what = "reserving " + std::to_string(mib) + " MiB in the memory pool" + where +
+                           " (TANDEM_POOL_RESERVE_MIB)";
+  driver::DevicePtr p = 0;
+  c.check(b.mem_alloc_async(c.handle, c.pool, static_cast<std::size_t>(mib) << 20, c.free_stream, p), what);
+  c.check(b.mem_free_async(c.handle, p, c.free_stream), what);
+  c.check(b.stream_synchronize(c.handle, c.free_stream), what);
+}
+
 thread_local const unsigned t_shard = [] {
   static std::atomic<unsigned> next{0};
   return next.fetch_add(1, std::memory_order_relaxed) % 16;
@@ -65,6 +84,7 @@ ContextState* ContextState::create(PlatformState& platform, int ordinal, driver:
   try {
     c->check(b.pool_create(handle, c->pool), "creating the memory pool" + where);
     c->check(b.stream_create(handle, c->free_stream), "creating the internal free stream" + where);
+    reserve_pool(*c, where);
   } catch (...) {
     c->release();
     throw;
