@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool-probe.cu — issue 21, step 9 of results/pending/run.sh: why do pool allocations on the
 // churn's submitting threads take 17-82 ms (s48 profiles), and do other threads stall behind them?
 // The churn's shape without tandem: T threads, each on its own stream, loop {allocate 16 KiB from
@@ -21,15 +22,17 @@
 namespace {
 using Clock = std::chrono::steady_clock;
 Clock::time_point g_start;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(t - g_start).count(); }
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(t - g_start).count();
+}
 
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
+#define CK(x)                                                                                 \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
 
 __global__ void fill(float* p, int n, float v) {
@@ -129,10 +132,13 @@ int main(int argc, char** argv) {
   poller.join();
   size_t reserved = 0;
   CK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &reserved));
-  std::printf("threads %d iters %d depth %d pregrow %ld MiB (%.1f ms): total %.1f ms, allocs %ld, reserved high %zu MiB\n",
-              threads, iters, depth, pregrow_mib, pregrow_ms, total_ms, g_allocs.load(), reserved >> 20);
-  std::printf("  longest alloc %.1f us at %.1f ms, launch %.1f us at %.1f ms, event query %.1f us at %.1f ms\n",
-              g_alloc.us, g_alloc.at_ms, g_launch.us, g_launch.at_ms, g_query.us, g_query.at_ms);
+  std::printf(
+      "threads %d iters %d depth %d pregrow %ld MiB (%.1f ms): total %.1f ms, allocs %ld, reserved high %zu "
+      "MiB\n",
+      threads, iters, depth, pregrow_mib, pregrow_ms, total_ms, g_allocs.load(), reserved >> 20);
+  std::printf(
+      "  longest alloc %.1f us at %.1f ms, launch %.1f us at %.1f ms, event query %.1f us at %.1f ms\n",
+      g_alloc.us, g_alloc.at_ms, g_launch.us, g_launch.at_ms, g_query.us, g_query.at_ms);
   std::printf("  allocations over 1 ms (%zu):", g_slow.size());
   for (auto [at, took] : g_slow) std::printf(" %.1f@%.1f", took, at);
   std::printf("\n");

@@ -28,8 +28,8 @@ void reserve_pool(ContextState& c, const std::string& where) {
   static const std::int64_t mib = tuning_value("TANDEM_POOL_RESERVE_MIB", 0, 0);
   if (mib <= 0) return;
   driver::Backend& b = c.backend();
-  const std::string what = "reserving " + std::to_string(mib) + " MiB in the memory pool" + where +
-                           " (TANDEM_POOL_RESERVE_MIB)";
+  const std::string what =
+      "reserving " + std::to_string(mib) + " MiB in the memory pool" + where + " (TANDEM_POOL_RESERVE_MIB)";
   driver::DevicePtr p = 0;
   c.check(b.mem_alloc_async(c.handle, c.pool, static_cast<std::size_t>(mib) << 20, c.free_stream, p), what);
   c.check(b.mem_free_async(c.handle, p, c.free_stream), what);
