@@ -15,7 +15,7 @@ timeout 30 /tmp/pool-probe 16 2000 16 64 >> $OUT/probe.txt 2>&1
 echo "probe done at $(( $(date +%s) - T0 )) s" >> $OUT/times.txt
 mkdir -p $OUT/help
 for r in 1 2; do for h in 200 -1; do
-  TANDEM_RETIRE_HELP_US=$h timeout 80 build-gpu/bench/tandem_bench \
+  TANDEM_RETIRE_HELP_US=$h timeout 70 build-gpu/bench/tandem_bench \
     --benchmark_filter='^BM_Paired(Catalog)?(Simt|Tile)Launch/|^BM_PairedLaunchThreads/|^BM_PairedRoundTrip' \
     --benchmark_out=$OUT/help/help-$h-$r.json --benchmark_out_format=json > $OUT/help/help-$h-$r.txt 2>&1
   echo "help $h $r rc $? at $(( $(date +%s) - T0 )) s" >> $OUT/times.txt
