@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 49's first call: steps 8 and 9 of results/pending/run.sh on one machine (about 450 s).
-# Usage: bash results/pending/step89.sh REV
+# Usage: [ROUNDS=N] bash results/pending/step89.sh REV (N help on/off rounds, 2)
 set -u
 export PATH=/usr/local/cuda/bin:$PATH
 REV=$1
@@ -14,7 +14,7 @@ timeout 30 /tmp/pool-probe 16 2000 16 0 >> $OUT/probe.txt 2>&1
 timeout 30 /tmp/pool-probe 16 2000 16 64 >> $OUT/probe.txt 2>&1
 echo "probe done at $(( $(date +%s) - T0 )) s" >> $OUT/times.txt
 mkdir -p $OUT/help
-for r in 1 2; do for h in 200 -1; do
+for r in $(seq ${ROUNDS:-2}); do for h in 200 -1; do
   TANDEM_RETIRE_HELP_US=$h timeout 70 build-gpu/bench/tandem_bench \
     --benchmark_filter='^BM_Paired(Catalog)?(Simt|Tile)Launch/|^BM_PairedLaunchThreads/|^BM_PairedRoundTrip' \
     --benchmark_out=$OUT/help/help-$h-$r.json --benchmark_out_format=json > $OUT/help/help-$h-$r.txt 2>&1
