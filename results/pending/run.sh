@@ -74,6 +74,10 @@
 # churn's allocation pattern on a raw pool, 8 and 16 threads, with and without the pool grown first: are
 # the 17-82 ms allocations the pool's first growth, and do launches and event queries stall behind
 # them?), then the help on/off launch rows. Then ctest -L gpu on the full build.
+# Session 49 got no machine: eight calls between 22:40 and 00:50 UTC (failed starts of 90-180 s, refusals
+# of 15 s, kind nvidia-h200; lockouts of 1-9 minutes between), about 1,300 s of the 1,800. New since s48
+# and unmeasured: TANDEM_POOL_RESERVE_MIB (d9f54f8; grows a new context's pool at creation) and the churn
+# way `reserve`, both in step89.sh. Next session: step89.sh first, as it is (ROUNDS=0 with under 700 s).
 #
 # 1. If an H200 comes: MODE=plain timeout 570 bash results/h200/aa-c70af80/run.sh (H200 A/A
 #    run 2; git archive -o aa-src.tgz c70af80 in the checkout first, delete it after), then
