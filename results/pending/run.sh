@@ -74,10 +74,13 @@
 # churn's allocation pattern on a raw pool, 8 and 16 threads, with and without the pool grown first: are
 # the 17-82 ms allocations the pool's first growth, and do launches and event queries stall behind
 # them?), then the help on/off launch rows. Then ctest -L gpu on the full build.
-# Session 49 got no machine: eight calls between 22:40 and 00:50 UTC (failed starts of 90-180 s, refusals
-# of 15 s, kind nvidia-h200; lockouts of 1-9 minutes between), about 1,300 s of the 1,800. New since s48
-# and unmeasured: TANDEM_POOL_RESERVE_MIB (d9f54f8; grows a new context's pool at creation) and the churn
-# way `reserve`, both in step89.sh. Next session: step89.sh first, as it is (ROUNDS=0 with under 700 s).
+# Session 49: eight calls between 22:40 and 00:50 UTC got no machine (failed starts of 90-180 s, refusals
+# of 15 s; about 1,300 s), the ninth (00:51) a fresh H100 with about 500 s left: step 9 (pool-probe and
+# the churn with TANDEM_POOL_RESERVE_MIB=64: the slow allocations are the pool's first growth, once, before
+# any submission; nothing waits behind them; the reserve stays off), step 8's help rows (three rounds: no
+# cost), ctest -L gpu (all passed; two free-memory tests failed only under -j4); results/h100/s49-d530834.
+# The quiet churn passed in all 40 runs (worst p99 1.69 / 2.13 ms). Next: step 1 if an H200 comes, else
+# step 3's bench at HEAD and RUNS=10 churn-hog `plain hog8` (a second quiet machine with margin?).
 #
 # 1. If an H200 comes: MODE=plain timeout 570 bash results/h200/aa-c70af80/run.sh (H200 A/A
 #    run 2; git archive -o aa-src.tgz c70af80 in the checkout first, delete it after), then
